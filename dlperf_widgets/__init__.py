@@ -1,0 +1,95 @@
+"""dlperf_widgets: learn why a GPU runs a deep-learning model fast or slow.
+
+The analytical core (:mod:`dlperf_widgets.core`) needs only numpy. Widgets (ipywidgets,
+matplotlib) and live timing (torch) load on first use, so ``import dlperf_widgets`` works
+with numpy alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .core import (
+    DlperfError,
+    Finding,
+    GemmResult,
+    Gpu,
+    InvalidParameter,
+    MissingDependency,
+    UnknownGPU,
+    arithmetic_intensity,
+    custom_gpu,
+    dtype,
+    gemm,
+    gemm_sweep,
+    gpu,
+    gpus,
+    register_gpu,
+    tile_wave,
+)
+
+__version__ = "0.1.0"
+
+# Public names that live in modules with optional dependencies, or in later parts of the
+# core, are resolved on first access (PEP 562) so that importing the package stays cheap.
+_LAZY: dict[str, str] = {
+    # core part II: layers, checklists, networks
+    "layer": "dlperf_widgets.core.layers",
+    "transformer": "dlperf_widgets.core.network",
+    # core part III: number formats, precision, memory, sparsity
+    "number_format": "dlperf_widgets.core.formats",
+    "training_memory": "dlperf_widgets.core.memory",
+    # widgets (ipywidgets + matplotlib)
+    "GpuCard": "dlperf_widgets.widgets",
+    "GemmExplorer": "dlperf_widgets.widgets",
+    "Roofline": "dlperf_widgets.widgets",
+    "TileExplorer": "dlperf_widgets.widgets",
+    "WaveExplorer": "dlperf_widgets.widgets",
+    "DimensionSweep": "dlperf_widgets.widgets",
+    "LayerChecklist": "dlperf_widgets.widgets",
+    "FormatExplorer": "dlperf_widgets.widgets",
+    "LossScalingExplorer": "dlperf_widgets.widgets",
+    "MemoryCalculator": "dlperf_widgets.widgets",
+    "NetworkBreakdown": "dlperf_widgets.widgets",
+    "SparsityExplorer": "dlperf_widgets.widgets",
+}
+
+__all__ = [
+    "DlperfError",
+    "Finding",
+    "GemmResult",
+    "Gpu",
+    "InvalidParameter",
+    "MissingDependency",
+    "UnknownGPU",
+    "__version__",
+    "arithmetic_intensity",
+    "custom_gpu",
+    "dtype",
+    "gemm",
+    "gemm_sweep",
+    "gpu",
+    "gpus",
+    "load_ipython_extension",
+    "register_gpu",
+    "tile_wave",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dlperf_widgets' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(__all__) | set(_LAZY))
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext dlperf_widgets``: register the ``%dlperf`` magic."""
+    from .magics import load_ipython_extension as _load
+
+    _load(ipython)

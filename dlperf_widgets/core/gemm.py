@@ -1,0 +1,436 @@
+"""GEMM cost, roofline bounds and predicted time (vectorised core).
+
+C = alpha * A @ B + beta * C with A: M x K, B: K x N, C: M x N.
+
+- FLOPs = 2 * M * N * K per GEMM: M*N*K fused multiply-adds, each a multiply and an add
+  (NVIDIA slides "NN Performance optimization", "Math and Memory bounds").
+- Bytes = (M*K + K*N + M*N) * element size: A and B read once, C written once; C is read
+  too when beta != 0. Arithmetic intensity = FLOPs / bytes (same slide: 124.1 FLOPS/B for
+  8192 x 128 x 8192 in FP16, 2730 for 8192^3).
+- Limiter: the guide's three steps ("How to find a problem?"): enough parallelism? then
+  math if arithmetic intensity > the GPU's ops:byte ratio, else memory.
+- Predicted time = max(math time, memory time). Math time runs at the peak rate scaled by
+  tile (quantization) efficiency x wave efficiency x tile-shape efficiency x alignment
+  efficiency; memory time moves the bytes above at the DRAM bandwidth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._validate import check_choice, check_int, check_number, is_array
+from .alignment import LIBRARIES, Finding, alignment_findings, legacy_required_multiple
+from .dtypes import dtype as _dtype
+from .gpus import Gpu, gpu as _gpu
+from .errors import InvalidParameter
+from .results import ResultMixin, format_quantity
+from .tiles import (
+    TILE_SHAPES,
+    parse_tile,
+    tile_efficiency,
+    tile_shape_efficiency,
+    wave_count,
+    wave_efficiency,
+)
+
+__all__ = [
+    "LATENCY_SPLIT_K_DEPTH",
+    "LATENCY_TILE",
+    "LIMITERS",
+    "MISALIGNED_EFFICIENCY",
+    "GemmResult",
+    "GemmSweep",
+    "arithmetic_intensity",
+    "gemm",
+    "gemm_bytes",
+    "gemm_flops",
+    "gemm_sweep",
+    "limiter",
+]
+
+LIMITERS = ("math", "memory", "latency")
+
+# Modelling assumption (not a published figure): with cuBLAS >= 11.0 a Tensor Core GEMM
+# whose M, N or K is not a multiple of 16 bytes still runs on Tensor Cores but reads its
+# operands with narrower loads. 0.5 is read off approximately from the slides' cuBLAS 11.0
+# K sweep (M = N = 1024, V100, FP16), where K not divisible by 8 takes about twice as long.
+MISALIGNED_EFFICIENCY = 0.5
+
+# "Enough parallelism" (step 3 of the guide's procedure) is judged with the smallest
+# common tile and cuBLAS-style split-K: a GEMM offers
+#   ceil(M/64) * ceil(N/64) * batch * max(1, K // 256)
+# independent thread blocks; fewer than the GPU's SMs leave SMs idle whatever the
+# library does, and the limiter is 'latency'. Both numbers are modelling assumptions.
+LATENCY_TILE = 64
+LATENCY_SPLIT_K_DEPTH = 256
+
+
+def gemm_flops(m: Any, n: Any, k: Any, batch: Any = 1) -> Any:
+    """2 * M * N * K * batch (vectorised)."""
+    return 2.0 * _f(m) * _f(n) * _f(k) * _f(batch)
+
+
+def gemm_bytes(m: Any, n: Any, k: Any, bytes_per_element: float, batch: Any = 1, beta: float = 0.0) -> Any:
+    """(M*K + K*N + M*N [x2 if beta != 0]) * element size * batch (vectorised)."""
+    c_passes = 2.0 if beta != 0 else 1.0
+    return (_f(m) * _f(k) + _f(k) * _f(n) + c_passes * _f(m) * _f(n)) * bytes_per_element * _f(batch)
+
+
+def arithmetic_intensity(m: Any, n: Any, k: Any, dtype: Any = "fp16", beta: float = 0.0) -> Any:
+    """FLOPs / bytes of a GEMM, in FLOP per byte (vectorised; symmetric in M and N)."""
+    d = _dtype(dtype)
+    return gemm_flops(m, n, k) / gemm_bytes(m, n, k, d.bytes_per_element, beta=beta)
+
+
+def _f(x: Any) -> Any:
+    return np.asarray(x, dtype=np.float64) if is_array(x) else float(x)
+
+
+def limiter(ai: Any, ops_per_byte: float, parallel_blocks: Any, sms: int) -> Any:
+    """'latency' if parallel_blocks < sms, else 'math' if ai > ops_per_byte, else 'memory'."""
+    out = np.where(
+        np.asarray(parallel_blocks) < sms,
+        "latency",
+        np.where(np.asarray(ai) > ops_per_byte, "math", "memory"),
+    )
+    return out.item() if out.ndim == 0 else out
+
+
+def _parallel_blocks(m: Any, n: Any, k: Any, batch: Any) -> Any:
+    t = LATENCY_TILE
+    m, n, k, batch = (np.asarray(x, dtype=np.int64) for x in (m, n, k, batch))
+    return (-(-m // t)) * (-(-n // t)) * batch * np.maximum(1, k // LATENCY_SPLIT_K_DEPTH)
+
+
+@dataclass(frozen=True)
+class GemmSweep(ResultMixin):
+    """Model of many GEMMs at once: every field is a numpy array (or a shared scalar)."""
+
+    m: Any
+    n: Any
+    k: Any
+    batch: Any
+    dtype: str
+    gpu: str
+    beta: float
+    library: str
+    blocks_per_sm: int
+    flops: Any
+    bytes: Any
+    arithmetic_intensity: Any
+    ops_per_byte: float
+    peak_flops_per_s: float
+    limiter: Any
+    tile: Any
+    tiles: Any
+    waves: Any
+    tile_efficiency: Any
+    wave_efficiency: Any
+    tile_shape_efficiency: Any
+    alignment_efficiency: Any
+    math_time_s: Any
+    memory_time_s: Any
+    predicted_time_s: Any
+    predicted_flops_per_s: Any
+
+    def __len__(self) -> int:
+        return int(np.size(self.predicted_time_s))
+
+
+def gemm_sweep(
+    m: Any,
+    n: Any,
+    k: Any,
+    *,
+    dtype: str = "fp16",
+    gpu: str | Gpu = "A100",
+    tile: Any = "auto",
+    blocks_per_sm: int = 1,
+    batch: Any = 1,
+    beta: float = 0.0,
+    library: str = "current",
+) -> GemmSweep:
+    """Vectorised GEMM model: M, N, K and batch may be numpy arrays (broadcast together).
+
+    ``tile='auto'`` takes, for each shape, the tile of :data:`TILE_SHAPES` with the lowest
+    predicted time (the largest tile on ties, in the order of that list).
+    """
+    m = check_int("m", m)
+    n = check_int("n", n)
+    k = check_int("k", k)
+    batch = check_int("batch", batch)
+    blocks_per_sm = check_int("blocks_per_sm", blocks_per_sm, allow_array=False)
+    beta = check_number("beta", beta)
+    library = check_choice("library", library, LIBRARIES)
+    d = _dtype(dtype)
+    g = _gpu(gpu)
+    try:
+        m, n, k, batch = np.broadcast_arrays(
+            *(np.asarray(x, dtype=np.int64) for x in (m, n, k, batch))
+        )
+    except ValueError as exc:
+        raise InvalidParameter(
+            f"'m', 'n', 'k' and 'batch' must have shapes that broadcast together "
+            f"(got {np.shape(m)}, {np.shape(n)}, {np.shape(k)}, {np.shape(batch)})"
+        ) from exc
+
+    peak = g.peak_flops(d)
+    bw = g.memory_bandwidth_bytes_per_s
+    flops = gemm_flops(m, n, k, batch)
+    nbytes = gemm_bytes(m, n, k, d.bytes_per_element, batch, beta)
+    ai = flops / nbytes
+
+    # Alignment: M, N and K must all be multiples of 16 bytes for the fast Tensor Core path.
+    if g.unit_for(d) == "tensor":
+        mult = d.tensor_core_multiple
+        aligned = (m % mult == 0) & (n % mult == 0) & (k % mult == 0)
+        if library == "legacy":
+            need = legacy_required_multiple(d)
+            if need is None:
+                aligned = np.zeros_like(aligned)
+            else:
+                aligned = (m % need == 0) & (n % need == 0) & (k % need == 0)
+            # Older libraries fall back to CUDA cores when Tensor Cores cannot be used.
+            fallback = next(
+                (g.peak_flops(x, unit="cuda") for x in (d.name, "fp32") if _has_cuda(g, x)),
+                peak,
+            )
+            align_eff = np.where(aligned, 1.0, fallback / peak)
+        else:
+            align_eff = np.where(aligned, 1.0, MISALIGNED_EFFICIENCY)
+    else:
+        align_eff = np.ones(m.shape)
+
+    slots = g.sms * blocks_per_sm
+    memory_time = nbytes / bw
+    shapes = TILE_SHAPES if parse_tile(tile) is None else (parse_tile(tile),)
+    mf, nf, bf = (x.astype(np.float64) for x in (m, n, batch))
+    useful = flops
+    rate = peak * align_eff
+
+    def _math_time(tm: int, tn: int) -> Any:
+        # math time = FLOPs launched in whole waves / (per-slot rate x slots), i.e.
+        # FLOPs / (peak x tile eff x wave eff x shape eff x alignment eff)
+        tiles = np.ceil(mf / tm) * np.ceil(nf / tn) * bf
+        waves = np.ceil(tiles / slots)
+        launched = waves * slots * (2.0 * tm * tn) * k
+        return launched / (rate * tile_shape_efficiency(tm, tn)), tiles, waves
+
+    if len(shapes) == 1:
+        best_idx = np.zeros(m.shape, dtype=np.int64)
+    else:
+        times = np.stack([np.maximum(_math_time(tm, tn)[0], memory_time) for tm, tn in shapes])
+        best_idx = np.argmin(times, axis=0)  # first minimum: the largest tile on ties
+    tm_sel = np.array([t[0] for t in shapes], dtype=np.int64)[best_idx]
+    tn_sel = np.array([t[1] for t in shapes], dtype=np.int64)[best_idx]
+    se_sel = np.array([tile_shape_efficiency(*t) for t in shapes])[best_idx]
+    best_tiles = (-(-m // tm_sel)) * (-(-n // tn_sel)) * batch
+    best_waves = wave_count(best_tiles, slots)
+    best_te = tile_efficiency(m, n, tm_sel, tn_sel)
+    best_we = wave_efficiency(best_tiles, slots)
+    best_math = useful / (rate * best_te * best_we * se_sel)
+    best_time = np.maximum(best_math, memory_time)
+    best_se = se_sel
+
+    names = np.array([f"{a}x{b}" for a, b in shapes])
+    lim = limiter(ai, g.ops_per_byte(d), _parallel_blocks(m, n, k, batch), g.sms)
+    return GemmSweep(
+        m=m,
+        n=n,
+        k=k,
+        batch=batch,
+        dtype=d.name,
+        gpu=g.name,
+        beta=beta,
+        library=library,
+        blocks_per_sm=blocks_per_sm,
+        flops=flops,
+        bytes=nbytes,
+        arithmetic_intensity=ai,
+        ops_per_byte=g.ops_per_byte(d),
+        peak_flops_per_s=peak,
+        limiter=np.asarray(lim),
+        tile=names[best_idx],
+        tiles=best_tiles,
+        waves=best_waves,
+        tile_efficiency=best_te,
+        wave_efficiency=best_we,
+        tile_shape_efficiency=best_se,
+        alignment_efficiency=align_eff,
+        math_time_s=best_math,
+        memory_time_s=memory_time,
+        predicted_time_s=best_time,
+        predicted_flops_per_s=flops / best_time,
+    )
+
+
+def _has_cuda(g: Gpu, dt: str) -> bool:
+    return any(p.unit == "cuda" and p.dtype == dt for p in g.peaks)
+
+
+@dataclass(frozen=True)
+class GemmResult(ResultMixin):
+    """The model of one GEMM. Attribute names are the JSON keys of ``dlperf gemm``."""
+
+    m: int
+    n: int
+    k: int
+    batch: int
+    dtype: str
+    gpu: str
+    beta: float
+    library: str
+    blocks_per_sm: int
+    flops: float
+    bytes: float
+    arithmetic_intensity: float
+    ops_per_byte: float
+    peak_flops_per_s: float
+    limiter: str
+    tile: str
+    tiles: int
+    waves: int
+    tile_efficiency: float
+    wave_efficiency: float
+    tile_shape_efficiency: float
+    alignment_efficiency: float
+    math_time_s: float
+    memory_time_s: float
+    predicted_time_s: float
+    predicted_flops_per_s: float
+    findings: tuple[Finding, ...] = field(default=())
+
+    _units = {
+        "flops": "FLOP",
+        "bytes": "B",
+        "peak_flops_per_s": "FLOP/s",
+        "predicted_flops_per_s": "FLOP/s",
+        "math_time_s": "s",
+        "memory_time_s": "s",
+        "predicted_time_s": "s",
+    }
+
+    def _title(self) -> str:
+        b = f"{self.batch} x " if self.batch != 1 else ""
+        return f"GEMM {b}{self.m} x {self.n} x {self.k} ({self.dtype}) on {self.gpu}"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = [
+            ("FLOPs", format_quantity(self.flops, "FLOP")),
+            ("bytes moved", format_quantity(self.bytes, "B")),
+            ("arithmetic intensity", f"{self.arithmetic_intensity:.1f} FLOP/B"),
+            ("GPU ops:byte", f"{self.ops_per_byte:.1f} FLOP/B"),
+            ("limiter", self.limiter),
+            ("tile", f"{self.tile} ({self.tiles} tiles, {self.waves} wave{'s' * (self.waves != 1)})"),
+            ("tile efficiency", f"{self.tile_efficiency:.1%}"),
+            ("wave efficiency", f"{self.wave_efficiency:.1%}"),
+            ("tile-shape efficiency", f"{self.tile_shape_efficiency:.1%}"),
+            ("predicted time", format_quantity(self.predicted_time_s, "s")),
+            ("predicted throughput", format_quantity(self.predicted_flops_per_s, "FLOP/s")),
+        ]
+        if self.alignment_efficiency < 1:
+            rows.insert(9, ("alignment efficiency", f"{self.alignment_efficiency:.0%}"))
+        return rows
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.findings:
+            text += "\nfindings:\n" + "\n".join(f"  {f}" for f in self.findings)
+        return text
+
+    def _repr_html_(self) -> str:
+        import html
+
+        out = super()._repr_html_()
+        if self.findings:
+            items = "".join(f"<li>{html.escape(str(f))}</li>" for f in self.findings)
+            out += f"<ul class='dlperf-findings'>{items}</ul>"
+        return out
+
+
+def gemm(
+    m: int,
+    n: int,
+    k: int,
+    *,
+    dtype: str = "fp16",
+    gpu: str | Gpu = "A100",
+    tile: Any = "auto",
+    blocks_per_sm: int = 1,
+    batch: int = 1,
+    beta: float = 0.0,
+    library: str = "current",
+) -> GemmResult:
+    """Model one GEMM: cost, arithmetic intensity, limiter, tiles, waves, time, findings.
+
+    >>> r = gemm(8192, 128, 8192, dtype="fp16", gpu="V100")
+    >>> round(r.arithmetic_intensity, 1), r.limiter
+    (124.1, 'memory')
+    """
+    for name, value in (("m", m), ("n", n), ("k", k), ("batch", batch)):
+        if is_array(value):
+            raise InvalidParameter(
+                f"'{name}' must be a single integer here; use gemm_sweep() for arrays "
+                f"(got an array)"
+            )
+    s = gemm_sweep(
+        m, n, k, dtype=dtype, gpu=gpu, tile=tile, blocks_per_sm=blocks_per_sm,
+        batch=batch, beta=beta, library=library,
+    )
+    g = _gpu(gpu)
+    findings = alignment_findings(
+        {"m": int(s.m), "n": int(s.n), "k": int(s.k)},
+        s.dtype,
+        g,
+        library=library,
+        memory_bound=str(s.limiter) != "math",
+    )
+    findings = [_with_times(f, s, g, tile, blocks_per_sm, batch, beta, library) for f in findings]
+    return GemmResult(
+        m=int(s.m),
+        n=int(s.n),
+        k=int(s.k),
+        batch=int(s.batch),
+        dtype=s.dtype,
+        gpu=s.gpu,
+        beta=s.beta,
+        library=s.library,
+        blocks_per_sm=s.blocks_per_sm,
+        flops=float(s.flops),
+        bytes=float(s.bytes),
+        arithmetic_intensity=float(s.arithmetic_intensity),
+        ops_per_byte=float(s.ops_per_byte),
+        peak_flops_per_s=float(s.peak_flops_per_s),
+        limiter=str(s.limiter),
+        tile=str(s.tile),
+        tiles=int(s.tiles),
+        waves=int(s.waves),
+        tile_efficiency=float(s.tile_efficiency),
+        wave_efficiency=float(s.wave_efficiency),
+        tile_shape_efficiency=float(s.tile_shape_efficiency),
+        alignment_efficiency=float(s.alignment_efficiency),
+        math_time_s=float(s.math_time_s),
+        memory_time_s=float(s.memory_time_s),
+        predicted_time_s=float(s.predicted_time_s),
+        predicted_flops_per_s=float(s.predicted_flops_per_s),
+        findings=tuple(findings),
+    )
+
+
+def _with_times(f: Finding, s: GemmSweep, g: Gpu, tile: Any, bps: int, batch: int, beta: float, library: str) -> Finding:
+    """Attach the predicted time before and after applying the finding's fix."""
+    if f.suggested_value is None or f.parameter not in ("m", "n", "k"):
+        return f
+    dims = {"m": int(s.m), "n": int(s.n), "k": int(s.k)}
+    dims[f.parameter] = f.suggested_value
+    after = gemm_sweep(
+        dims["m"], dims["n"], dims["k"], dtype=s.dtype, gpu=g, tile=tile,
+        blocks_per_sm=bps, batch=batch, beta=beta, library=library,
+    )
+    return Finding(
+        f.severity, f.parameter, f.message, f.fix, f.value, f.suggested_value,
+        float(s.predicted_time_s), float(after.predicted_time_s),
+    )

@@ -1,0 +1,186 @@
+"""Tile and wave quantization of a GEMM (vectorised).
+
+A GEMM kernel splits the M x N output into thread-block tiles; each tile is one thread
+block, and the GPU runs ``SMs x blocks_per_sm`` blocks at once (one *wave*). NVIDIA slides
+"NN Performance optimization", "GPU Implementation", "Tile Quantization" and "Wave
+quantization"; NVIDIA "Matrix Multiplication Background User's Guide".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._validate import check_int
+from .errors import InvalidParameter
+from .results import ResultMixin
+
+__all__ = [
+    "TILE_SHAPES",
+    "TileWave",
+    "parse_tile",
+    "tile_count",
+    "tile_efficiency",
+    "tile_shape_efficiency",
+    "tile_wave",
+    "wave_count",
+    "wave_efficiency",
+]
+
+# The thread-block tiles cuBLAS commonly picks, largest first (Matrix Multiplication
+# Background User's Guide, "Typical Tile Dimensions in cuBLAS and Performance").
+TILE_SHAPES: tuple[tuple[int, int], ...] = (
+    (256, 128),
+    (128, 256),
+    (128, 128),
+    (256, 64),
+    (64, 256),
+    (128, 64),
+    (64, 128),
+    (64, 64),
+)
+
+
+def parse_tile(tile: Any) -> tuple[int, int] | None:
+    """``'256x128'``, ``(256, 128)`` -> ``(256, 128)``; ``'auto'`` or ``None`` -> ``None``."""
+    if tile is None or (isinstance(tile, str) and tile.strip().lower() == "auto"):
+        return None
+    if isinstance(tile, str):
+        parts = tile.lower().replace("×", "x").split("x")
+        if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
+            tm, tn = int(parts[0]), int(parts[1])
+            if tm > 0 and tn > 0:
+                return tm, tn
+        raise InvalidParameter(
+            f"'tile' must be 'auto' or HEIGHTxWIDTH with positive integers, "
+            f"e.g. '256x128' (got {tile!r})"
+        )
+    if isinstance(tile, (tuple, list)) and len(tile) == 2:
+        return (
+            check_int("tile height", tile[0], allow_array=False),
+            check_int("tile width", tile[1], allow_array=False),
+        )
+    raise InvalidParameter(f"'tile' must be 'auto' or HEIGHTxWIDTH, e.g. '256x128' (got {tile!r})")
+
+
+# Larger tiles run more efficiently (slides, "Optimality": 256x128 beats smaller tiles on
+# A100). Per step along K a tm x tn tile does tm*tn FMAs on tm + tn loaded elements, so its
+# operand reuse is r = tm*tn / (tm + tn). The model lets a tile compute a fraction
+# r / (r + R0) of the time, normalised to 256x128. R0 = 16 is a modelling assumption that
+# puts 128x128 at ~95 % and 64x64 at ~79 % of a 256x128 tile's rate.
+TILE_REUSE_R0 = 16.0
+
+
+def tile_shape_efficiency(tile_m: int, tile_n: int) -> float:
+    """Throughput of a tile shape relative to 256x128, from its operand reuse (see above)."""
+
+    def busy(a: int, b: int) -> float:
+        r = a * b / (a + b)
+        return r / (r + TILE_REUSE_R0)
+
+    return min(1.0, busy(tile_m, tile_n) / busy(256, 128))
+
+
+def _ceil_div(a: Any, b: Any) -> Any:
+    return -(-np.asarray(a, dtype=np.int64) // np.asarray(b, dtype=np.int64))
+
+
+def tile_count(m: Any, n: Any, tile_m: int, tile_n: int, batch: Any = 1) -> Any:
+    """Thread blocks launched: ceil(M / tile_m) x ceil(N / tile_n) x batch."""
+    return _ceil_div(m, tile_m) * _ceil_div(n, tile_n) * np.asarray(batch, dtype=np.int64)
+
+
+def tile_efficiency(m: Any, n: Any, tile_m: int, tile_n: int) -> Any:
+    """Useful output elements / elements the launched tiles compute (tile quantization)."""
+    m = np.asarray(m, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    launched = _ceil_div(m.astype(np.int64), tile_m) * tile_m * _ceil_div(n.astype(np.int64), tile_n) * tile_n
+    return (m * n) / launched
+
+
+def wave_count(tiles: Any, slots: Any) -> Any:
+    """Waves = ceil(tiles / (SMs x blocks per SM))."""
+    return _ceil_div(tiles, slots)
+
+
+def wave_efficiency(tiles: Any, slots: Any) -> Any:
+    """tiles / (waves x slots): the share of thread-block slots doing work, over all waves.
+
+    The 8-SM, 12-block example of the NVIDIA slides gives 12 / (2 x 8) = 0.75.
+    """
+    tiles_a = np.asarray(tiles, dtype=np.float64)
+    return tiles_a / (wave_count(tiles, slots) * np.asarray(slots, dtype=np.float64))
+
+
+@dataclass(frozen=True)
+class TileWave(ResultMixin):
+    """Tiles and waves of one GEMM output on one GPU."""
+
+    m: int
+    n: int
+    batch: int
+    tile: str
+    tiles_m: int
+    tiles_n: int
+    tiles: int
+    sms: int
+    blocks_per_sm: int
+    slots: int
+    waves: int
+    full_waves: int
+    tail_tiles: int
+    tile_efficiency: float
+    wave_efficiency: float
+    tile_shape_efficiency: float
+
+    def _title(self) -> str:
+        return f"Tiles and waves: {self.m}x{self.n} output, {self.tile} tiles, {self.sms} SMs"
+
+    def wave_assignment(self) -> np.ndarray:
+        """Wave number (0-based) of each tile in launch order, shape (batch, tiles_m, tiles_n)."""
+        order = np.arange(self.tiles).reshape(self.batch, self.tiles_m, self.tiles_n)
+        return order // self.slots
+
+
+def tile_wave(
+    m: int,
+    n: int,
+    *,
+    tile: Any = (256, 128),
+    sms: int,
+    blocks_per_sm: int = 1,
+    batch: int = 1,
+) -> TileWave:
+    """Tile grid and wave schedule of an M x N output (scalar inputs)."""
+    m = check_int("m", m, allow_array=False)
+    n = check_int("n", n, allow_array=False)
+    batch = check_int("batch", batch, allow_array=False)
+    sms = check_int("sms", sms, allow_array=False)
+    blocks_per_sm = check_int("blocks_per_sm", blocks_per_sm, allow_array=False)
+    shape = parse_tile(tile)
+    if shape is None:
+        raise InvalidParameter("'tile' must be a tile shape such as '256x128' here (got 'auto')")
+    tm, tn = shape
+    tiles = int(tile_count(m, n, tm, tn, batch))
+    slots = sms * blocks_per_sm
+    waves = int(wave_count(tiles, slots))
+    return TileWave(
+        m=m,
+        n=n,
+        batch=batch,
+        tile=f"{tm}x{tn}",
+        tiles_m=int(_ceil_div(m, tm)),
+        tiles_n=int(_ceil_div(n, tn)),
+        tiles=tiles,
+        sms=sms,
+        blocks_per_sm=blocks_per_sm,
+        slots=slots,
+        waves=waves,
+        full_waves=tiles // slots,
+        tail_tiles=tiles % slots,
+        tile_efficiency=float(tile_efficiency(m, n, tm, tn)),
+        wave_efficiency=float(wave_efficiency(tiles, slots)),
+        tile_shape_efficiency=tile_shape_efficiency(tm, tn),
+    )

@@ -1,0 +1,84 @@
+"""IPython extension: ``%load_ext dlperf_widgets`` registers ``%dlperf``.
+
+``%dlperf`` takes exactly the CLI's commands and options (``%dlperf gemm 8192 128 8192
+--gpu V100``) and shows the result as an HTML table; with ``--json`` it shows the JSON.
+Errors are one red line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import shlex
+from contextlib import redirect_stdout
+from typing import Any
+
+from ._optional import require
+from .commands import execute
+from .core.errors import DlperfError
+from .core.results import to_jsonable
+
+__all__ = ["dlperf_magic", "load_ipython_extension", "run_line"]
+
+
+class _Html:
+    """A displayable object with both a text and an HTML form."""
+
+    def __init__(self, text: str, markup: str) -> None:
+        self.text = text
+        self.markup = markup
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return self.markup
+
+
+def error_html(message: str) -> _Html:
+    return _Html(
+        f"error: {message}",
+        f"<div class='dlperf-error' style='color:#c0392b'>error: {html.escape(message)}</div>",
+    )
+
+
+def run_line(line: str) -> Any:
+    """Run one ``%dlperf`` line and return what the cell should display."""
+    try:
+        argv = shlex.split(line)
+    except ValueError as exc:
+        return error_html(f"could not split the line into words: {exc}")
+    buf = io.StringIO()
+    try:
+        with redirect_stdout(buf):
+            command, result, as_json = execute(argv, prog="%dlperf")
+    except SystemExit:  # --help, --version: argparse printed into buf
+        text = buf.getvalue()
+        return _Html(text, f"<pre>{html.escape(text)}</pre>")
+    except DlperfError as exc:
+        return error_html(str(exc))
+    if as_json:
+        text = json.dumps(to_jsonable(result), indent=2)
+        return _Html(text, f"<pre>{html.escape(text)}</pre>")
+    if hasattr(result, "_repr_html_"):
+        return result
+    if isinstance(result, list) and command.render is not None:
+        text = command.render(result)
+        return _Html(text, f"<pre>{html.escape(text)}</pre>")
+    return result
+
+
+def dlperf_magic(line: str) -> Any:
+    """%dlperf COMMAND [ARGS]: the dlperf CLI inside a notebook (try `%dlperf --help`)."""
+    return run_line(line)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    require("IPython", "the %dlperf magic")
+    ipython.register_magic_function(dlperf_magic, magic_kind="line", magic_name="dlperf")
+    try:  # the timing cell magic lives with the optional live-measurement layer
+        from .live.magic import dlperf_time_cell
+    except ImportError:
+        return
+    ipython.register_magic_function(dlperf_time_cell, magic_kind="cell", magic_name="dlperf_time")
