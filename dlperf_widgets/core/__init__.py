@@ -11,6 +11,7 @@ from .errors import DlperfError, InvalidParameter, MissingDependency, UnknownGPU
 from .gemm import GemmResult, GemmSweep, arithmetic_intensity, gemm, gemm_sweep
 from .gpus import Gpu, custom_gpu, gpu, gpu_names, gpus, register_gpu
 from .tiles import TILE_SHAPES, TileWave, tile_wave
+from .toast import ToastResult, toast
 
 __all__ = [
     "TILE_SHAPES",
@@ -23,6 +24,7 @@ __all__ = [
     "InvalidParameter",
     "MissingDependency",
     "TileWave",
+    "ToastResult",
     "UnknownGPU",
     "alignment_findings",
     "arithmetic_intensity",
@@ -37,4 +39,5 @@ __all__ = [
     "next_multiple",
     "register_gpu",
     "tile_wave",
+    "toast",
 ]

@@ -1,0 +1,1 @@
+"""Matplotlib drawing functions: (core result, Axes) -> artists."""
