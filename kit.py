@@ -35,8 +35,8 @@ def _run(cmd: list[str], **kw: object) -> int:
 
 
 def ensure_env(extras: str) -> None:
-    if sys.version_info < (3, 10):
-        sys.exit("[kit] Python >= 3.10 is needed (this is %d.%d)" % sys.version_info[:2])
+    if sys.version_info < (3, 10):  # noqa: UP036 - this script may be started by an old Python
+        sys.exit("[kit] Python >= 3.10 is needed (this is {}.{})".format(*sys.version_info[:2]))
     if not PY.exists():
         _say(f"creating virtual environment {VENV}")
         venv.EnvBuilder(with_pip=True).create(VENV)

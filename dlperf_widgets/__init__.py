@@ -81,7 +81,14 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'dlperf_widgets' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    try:
+        return getattr(importlib.import_module(module), name)
+    except MissingDependency:
+        raise
+    except ImportError as exc:
+        from ._optional import missing_dependency
+
+        raise missing_dependency(exc, name) from exc
 
 
 def __dir__() -> list[str]:

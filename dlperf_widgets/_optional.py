@@ -7,14 +7,32 @@ from types import ModuleType
 
 from .core.errors import MissingDependency
 
-__all__ = ["require"]
+__all__ = ["missing_dependency", "require"]
 
 _EXTRA = {
     "torch": "live",
     "matplotlib": "widgets",
     "ipywidgets": "widgets",
     "IPython": "widgets",
+    "traitlets": "widgets",
 }
+
+
+def _message(top: str, purpose: str) -> str:
+    extra = _EXTRA.get(top, "all")
+    what = f" for {purpose}" if purpose else ""
+    return (
+        f"'{top}' is needed{what} but is not installed; install it with "
+        f"pip install 'dlperf_widgets[{extra}]'"
+    )
+
+
+def missing_dependency(exc: ImportError, purpose: str = "") -> ImportError:
+    """Turn an ImportError of an optional package into MissingDependency (others unchanged)."""
+    top = (exc.name or "").split(".")[0]
+    if top in _EXTRA:
+        return MissingDependency(_message(top, purpose))
+    return exc
 
 
 def require(module: str, purpose: str = "") -> ModuleType:
@@ -22,10 +40,4 @@ def require(module: str, purpose: str = "") -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        top = module.split(".")[0]
-        extra = _EXTRA.get(top, "all")
-        what = f" for {purpose}" if purpose else ""
-        raise MissingDependency(
-            f"'{top}' is needed{what} but is not installed; install it with "
-            f"pip install 'dlperf_widgets[{extra}]'"
-        ) from exc
+        raise MissingDependency(_message(module.split(".")[0], purpose)) from exc

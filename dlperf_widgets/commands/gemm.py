@@ -16,20 +16,42 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="fp16", help="fp16, bf16, tf32, fp32, fp8, int8, ... (fp16)")
     p.add_argument("--gpu", default="A100", help="GPU name or alias (A100)")
     p.add_argument("--tile", default="auto", help="auto or HEIGHTxWIDTH, e.g. 256x128 (auto)")
-    p.add_argument("--blocks-per-sm", type=int_arg("blocks-per-sm"), default=1,
-                   help="thread blocks resident per SM (1)")
+    p.add_argument(
+        "--blocks-per-sm",
+        type=int_arg("blocks-per-sm"),
+        default=1,
+        help="thread blocks resident per SM (1)",
+    )
     p.add_argument("--batch", type=int_arg("batch"), default=1, help="batched GEMMs (1)")
-    p.add_argument("--beta", type=float_arg("beta"), default=0.0,
-                   help="C = alpha*A*B + beta*C; non-zero beta also reads C (0)")
-    p.add_argument("--library", default="current", choices=LIBRARIES,
-                   help="current: cuBLAS >= 11.0 / cuDNN >= 7.6.3; legacy: older (current)")
+    p.add_argument(
+        "--beta",
+        type=float_arg("beta"),
+        default=0.0,
+        help="C = alpha*A*B + beta*C; non-zero beta also reads C (0)",
+    )
+    p.add_argument(
+        "--library",
+        default="current",
+        choices=LIBRARIES,
+        help="current: cuBLAS >= 11.0 / cuDNN >= 7.6.3; legacy: older (current)",
+    )
 
 
 def _run(a: argparse.Namespace) -> object:
     return gemm(
-        a.m, a.n, a.k, dtype=a.dtype, gpu=a.gpu, tile=a.tile, blocks_per_sm=a.blocks_per_sm,
-        batch=a.batch, beta=a.beta, library=a.library,
+        a.m,
+        a.n,
+        a.k,
+        dtype=a.dtype,
+        gpu=a.gpu,
+        tile=a.tile,
+        blocks_per_sm=a.blocks_per_sm,
+        batch=a.batch,
+        beta=a.beta,
+        library=a.library,
     )
 
 
-COMMANDS = [Command("gemm", "model one GEMM C = alpha*A*B + beta*C on a GPU", _configure, _run, order=20)]
+COMMANDS = [
+    Command("gemm", "model one GEMM C = alpha*A*B + beta*C on a GPU", _configure, _run, order=20)
+]

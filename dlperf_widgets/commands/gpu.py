@@ -28,7 +28,10 @@ def _gpus_table(result: list[Gpu]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
     for j, r in enumerate(rows):
-        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        cells = [
+            c.ljust(w) if i < 2 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ]
         lines.append("  ".join(cells).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
@@ -44,8 +47,19 @@ def _configure_gpu(p: argparse.ArgumentParser) -> None:
 
 
 COMMANDS = [
-    Command("gpus", "list every GPU with its headline figures", _configure_gpus,
-            lambda a: gpus(), render=_gpus_table, order=10),
-    Command("gpu", "one GPU: SMs, clocks, caches, memory, peaks and ops:byte per dtype",
-            _configure_gpu, lambda a: gpu(a.name), order=11),
+    Command(
+        "gpus",
+        "list every GPU with its headline figures",
+        _configure_gpus,
+        lambda a: gpus(),
+        render=_gpus_table,
+        order=10,
+    ),
+    Command(
+        "gpu",
+        "one GPU: SMs, clocks, caches, memory, peaks and ops:byte per dtype",
+        _configure_gpu,
+        lambda a: gpu(a.name),
+        order=11,
+    ),
 ]

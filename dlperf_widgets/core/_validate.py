@@ -141,9 +141,7 @@ def check_choice(name: str, value: Any, options: Iterable[str]) -> str:
     """Return the canonical spelling of ``value`` among ``options`` (case-insensitive)."""
     opts = list(options)
     if not isinstance(value, str):
-        raise InvalidParameter(
-            f"'{name}' must be one of {', '.join(opts)} (got {describe(value)})"
-        )
+        raise InvalidParameter(f"'{name}' must be one of {', '.join(opts)} (got {describe(value)})")
     for option in opts:
         if option.lower() == value.strip().lower():
             return option

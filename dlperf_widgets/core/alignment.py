@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from ._validate import check_choice, check_int
 from .dtypes import Dtype, dtype
@@ -123,7 +122,11 @@ def alignment_findings(
 
     mult = d.tensor_core_multiple
     legacy = legacy_required_multiple(d)
-    a100 = A100_MULTIPLES.get(d.name) if gpu is not None and gpu.architecture == "ampere_ga100" else None
+    a100 = (
+        A100_MULTIPLES.get(d.name)
+        if gpu is not None and gpu.architecture == "ampere_ga100"
+        else None
+    )
     soft = "info" if memory_bound else "warning"
     for name, value in dims.items():
         if library == "legacy":
@@ -132,8 +135,7 @@ def alignment_findings(
                     Finding(
                         "error",
                         name,
-                        f"cuBLAS < 11.0 / cuDNN < 7.6.3 have no Tensor Core path for "
-                        f"{d.name}.",
+                        f"cuBLAS < 11.0 / cuDNN < 7.6.3 have no Tensor Core path for {d.name}.",
                         "upgrade to cuBLAS >= 11.0 / cuDNN >= 7.6.3",
                         value,
                     )
@@ -160,7 +162,11 @@ def alignment_findings(
                     name,
                     f"{name} = {value} is not a multiple of {mult} ({d.name}: 16 bytes); "
                     "Tensor Cores are used but run less efficiently."
-                    + (" The operation is memory-bound, so this costs little." if memory_bound else ""),
+                    + (
+                        " The operation is memory-bound, so this costs little."
+                        if memory_bound
+                        else ""
+                    ),
                     f"pad {name} from {value} to {fixed}",
                     value,
                     fixed,
@@ -197,5 +203,3 @@ def alignment_findings(
                 )
             )
     return findings
-
-

@@ -46,14 +46,32 @@ DTYPES: dict[str, Dtype] = {
     for d in (
         Dtype("fp64", 64, 8, "float", ("float64", "double", "f64"), "IEEE double precision"),
         Dtype("fp32", 32, 4, "float", ("float32", "float", "single", "f32"), "IEEE single"),
-        Dtype("tf32", 32, 4, "float", ("tensorfloat32", "tensorfloat-32"),
-              "FP32 storage, 10-bit significand inside Tensor Cores"),
+        Dtype(
+            "tf32",
+            32,
+            4,
+            "float",
+            ("tensorfloat32", "tensorfloat-32"),
+            "FP32 storage, 10-bit significand inside Tensor Cores",
+        ),
         Dtype("fp16", 16, 2, "float", ("float16", "half", "f16"), "IEEE half precision"),
         Dtype("bf16", 16, 2, "float", ("bfloat16",), "bfloat16: FP32 range, 8-bit significand"),
-        Dtype("fp8_e4m3", 8, 1, "float", ("fp8", "e4m3", "float8_e4m3fn", "fp8-e4m3"),
-              "8-bit float, 4 exponent / 3 mantissa bits"),
-        Dtype("fp8_e5m2", 8, 1, "float", ("e5m2", "float8_e5m2", "fp8-e5m2"),
-              "8-bit float, 5 exponent / 2 mantissa bits"),
+        Dtype(
+            "fp8_e4m3",
+            8,
+            1,
+            "float",
+            ("fp8", "e4m3", "float8_e4m3fn", "fp8-e4m3"),
+            "8-bit float, 4 exponent / 3 mantissa bits",
+        ),
+        Dtype(
+            "fp8_e5m2",
+            8,
+            1,
+            "float",
+            ("e5m2", "float8_e5m2", "fp8-e5m2"),
+            "8-bit float, 5 exponent / 2 mantissa bits",
+        ),
         Dtype("int8", 8, 1, "int", ("i8", "char"), "8-bit integer"),
         Dtype("int4", 4, 0.5, "int", ("i4",), "4-bit integer, two per byte"),
     )
@@ -74,9 +92,7 @@ def dtype(name: str | Dtype) -> Dtype:
     if isinstance(name, Dtype):
         return name
     if not isinstance(name, str):
-        raise InvalidParameter(
-            f"'dtype' must be one of {', '.join(DTYPES)} (got {name!r})"
-        )
+        raise InvalidParameter(f"'dtype' must be one of {', '.join(DTYPES)} (got {name!r})")
     key = name.strip().lower().replace("torch.", "")
     if key in _LOOKUP:
         return DTYPES[_LOOKUP[key]]

@@ -17,15 +17,16 @@ C = alpha * A @ B + beta * C with A: M x K, B: K x N, C: M x N.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ._validate import check_choice, check_int, check_number, is_array
 from .alignment import LIBRARIES, Finding, alignment_findings, legacy_required_multiple
 from .dtypes import dtype as _dtype
-from .gpus import Gpu, gpu as _gpu
 from .errors import InvalidParameter
+from .gpus import Gpu
+from .gpus import gpu as _gpu
 from .results import ResultMixin, format_quantity
 from .tiles import (
     TILE_SHAPES,
@@ -73,10 +74,14 @@ def gemm_flops(m: Any, n: Any, k: Any, batch: Any = 1) -> Any:
     return 2.0 * _f(m) * _f(n) * _f(k) * _f(batch)
 
 
-def gemm_bytes(m: Any, n: Any, k: Any, bytes_per_element: float, batch: Any = 1, beta: float = 0.0) -> Any:
+def gemm_bytes(
+    m: Any, n: Any, k: Any, bytes_per_element: float, batch: Any = 1, beta: float = 0.0
+) -> Any:
     """(M*K + K*N + M*N [x2 if beta != 0]) * element size * batch (vectorised)."""
     c_passes = 2.0 if beta != 0 else 1.0
-    return (_f(m) * _f(k) + _f(k) * _f(n) + c_passes * _f(m) * _f(n)) * bytes_per_element * _f(batch)
+    return (
+        (_f(m) * _f(k) + _f(k) * _f(n) + c_passes * _f(m) * _f(n)) * bytes_per_element * _f(batch)
+    )
 
 
 def arithmetic_intensity(m: Any, n: Any, k: Any, dtype: Any = "fp16", beta: float = 0.0) -> Any:
@@ -206,7 +211,8 @@ def gemm_sweep(
 
     slots = g.sms * blocks_per_sm
     memory_time = nbytes / bw
-    shapes = TILE_SHAPES if parse_tile(tile) is None else (parse_tile(tile),)
+    chosen = parse_tile(tile)
+    shapes: tuple[tuple[int, int], ...] = TILE_SHAPES if chosen is None else (chosen,)
     mf, nf, bf = (x.astype(np.float64) for x in (m, n, batch))
     useful = flops
     rate = peak * align_eff
@@ -303,7 +309,7 @@ class GemmResult(ResultMixin):
     predicted_flops_per_s: float
     findings: tuple[Finding, ...] = field(default=())
 
-    _units = {
+    _units: ClassVar[dict[str, str]] = {
         "flops": "FLOP",
         "bytes": "B",
         "peak_flops_per_s": "FLOP/s",
@@ -324,7 +330,10 @@ class GemmResult(ResultMixin):
             ("arithmetic intensity", f"{self.arithmetic_intensity:.1f} FLOP/B"),
             ("GPU ops:byte", f"{self.ops_per_byte:.1f} FLOP/B"),
             ("limiter", self.limiter),
-            ("tile", f"{self.tile} ({self.tiles} tiles, {self.waves} wave{'s' * (self.waves != 1)})"),
+            (
+                "tile",
+                f"{self.tile} ({self.tiles} tiles, {self.waves} wave{'s' * (self.waves != 1)})",
+            ),
             ("tile efficiency", f"{self.tile_efficiency:.1%}"),
             ("wave efficiency", f"{self.wave_efficiency:.1%}"),
             ("tile-shape efficiency", f"{self.tile_shape_efficiency:.1%}"),
@@ -377,8 +386,16 @@ def gemm(
                 f"(got an array)"
             )
     s = gemm_sweep(
-        m, n, k, dtype=dtype, gpu=gpu, tile=tile, blocks_per_sm=blocks_per_sm,
-        batch=batch, beta=beta, library=library,
+        m,
+        n,
+        k,
+        dtype=dtype,
+        gpu=gpu,
+        tile=tile,
+        blocks_per_sm=blocks_per_sm,
+        batch=batch,
+        beta=beta,
+        library=library,
     )
     g = _gpu(gpu)
     findings = alignment_findings(
@@ -420,17 +437,33 @@ def gemm(
     )
 
 
-def _with_times(f: Finding, s: GemmSweep, g: Gpu, tile: Any, bps: int, batch: int, beta: float, library: str) -> Finding:
+def _with_times(
+    f: Finding, s: GemmSweep, g: Gpu, tile: Any, bps: int, batch: int, beta: float, library: str
+) -> Finding:
     """Attach the predicted time before and after applying the finding's fix."""
     if f.suggested_value is None or f.parameter not in ("m", "n", "k"):
         return f
     dims = {"m": int(s.m), "n": int(s.n), "k": int(s.k)}
     dims[f.parameter] = f.suggested_value
     after = gemm_sweep(
-        dims["m"], dims["n"], dims["k"], dtype=s.dtype, gpu=g, tile=tile,
-        blocks_per_sm=bps, batch=batch, beta=beta, library=library,
+        dims["m"],
+        dims["n"],
+        dims["k"],
+        dtype=s.dtype,
+        gpu=g,
+        tile=tile,
+        blocks_per_sm=bps,
+        batch=batch,
+        beta=beta,
+        library=library,
     )
     return Finding(
-        f.severity, f.parameter, f.message, f.fix, f.value, f.suggested_value,
-        float(s.predicted_time_s), float(after.predicted_time_s),
+        f.severity,
+        f.parameter,
+        f.message,
+        f.fix,
+        f.value,
+        f.suggested_value,
+        float(s.predicted_time_s),
+        float(after.predicted_time_s),
     )

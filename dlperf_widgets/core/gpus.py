@@ -94,7 +94,9 @@ class Gpu(ResultMixin):
             rate = p.sparse_flops_per_s if sparse else p.flops_per_s
             if rate is None:
                 continue
-            ref = None if best is None else (best.sparse_flops_per_s if sparse else best.flops_per_s)
+            ref = (
+                None if best is None else (best.sparse_flops_per_s if sparse else best.flops_per_s)
+            )
             if ref is None or rate > ref:
                 best = p
         return best
@@ -102,7 +104,9 @@ class Gpu(ResultMixin):
     def supports(self, dt: str | Dtype) -> bool:
         return self._best(dtype(dt).name) is not None
 
-    def peak_flops(self, dt: str | Dtype, *, sparse: bool = False, unit: str | None = None) -> float:
+    def peak_flops(
+        self, dt: str | Dtype, *, sparse: bool = False, unit: str | None = None
+    ) -> float:
         """Peak FLOP/s for a dtype on the fastest unit that runs it (or on ``unit``)."""
         d = dtype(dt)
         if unit is not None:

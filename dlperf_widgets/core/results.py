@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -62,8 +62,8 @@ class ResultMixin:
     ``to_dict()`` gives the JSON object whose keys are the attribute names.
     """
 
-    _units: dict[str, str] = {}
-    _hidden: tuple[str, ...] = ()
+    _units: ClassVar[dict[str, str]] = {}
+    _hidden: ClassVar[tuple[str, ...]] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {

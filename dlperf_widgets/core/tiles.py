@@ -92,11 +92,16 @@ def tile_count(m: Any, n: Any, tile_m: int, tile_n: int, batch: Any = 1) -> Any:
     return _ceil_div(m, tile_m) * _ceil_div(n, tile_n) * np.asarray(batch, dtype=np.int64)
 
 
-def tile_efficiency(m: Any, n: Any, tile_m: int, tile_n: int) -> Any:
+def tile_efficiency(m: Any, n: Any, tile_m: Any, tile_n: Any) -> Any:
     """Useful output elements / elements the launched tiles compute (tile quantization)."""
     m = np.asarray(m, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
-    launched = _ceil_div(m.astype(np.int64), tile_m) * tile_m * _ceil_div(n.astype(np.int64), tile_n) * tile_n
+    launched = (
+        _ceil_div(m.astype(np.int64), tile_m)
+        * tile_m
+        * _ceil_div(n.astype(np.int64), tile_n)
+        * tile_n
+    )
     return (m * n) / launched
 
 
