@@ -36,7 +36,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dlperf: interrupted", file=sys.stderr)
         return 130
-    print(render(command, result, as_json))
+    try:
+        print(render(command, result, as_json))
+        sys.stdout.flush()
+    except BrokenPipeError:  # `dlperf gpus | head`: the reader left; not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

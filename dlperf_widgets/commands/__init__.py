@@ -95,6 +95,7 @@ def commands() -> list[Command]:
 def build_parser(prog: str = "dlperf") -> argparse.ArgumentParser:
     parser = _Parser(
         prog=prog,
+        allow_abbrev=False,
         description="Ask the dlperf_widgets performance model about GPUs, GEMMs, layers and memory.",
     )
     from .. import __version__
@@ -102,7 +103,7 @@ def build_parser(prog: str = "dlperf") -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dlperf_widgets {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for cmd in commands():
-        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help, allow_abbrev=False)
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         cmd.configure(p)
         p.set_defaults(_command=cmd)

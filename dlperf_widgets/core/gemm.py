@@ -9,9 +9,12 @@ C = alpha * A @ B + beta * C with A: M x K, B: K x N, C: M x N.
   8192 x 128 x 8192 in FP16, 2730 for 8192^3).
 - Limiter: the guide's three steps ("How to find a problem?"): enough parallelism? then
   math if arithmetic intensity > the GPU's ops:byte ratio, else memory.
-- Predicted time = max(math time, memory time). Math time runs at the peak rate scaled by
-  tile (quantization) efficiency x wave efficiency x tile-shape efficiency x alignment
-  efficiency; memory time moves the bytes above at the DRAM bandwidth.
+- Predicted time = max(math time, memory time, the kernel-time floor). Math time runs at the
+  peak rate scaled by tile (quantization) efficiency x wave efficiency x tile-shape
+  efficiency x alignment efficiency; memory time moves the bytes above at the DRAM
+  bandwidth. When the output has too few tiles to fill the GPU, split-K is considered: K is
+  cut into S slices, S x more thread blocks run, and the FP32 partial sums add traffic.
+- The numbers no guide publishes are in :mod:`dlperf_widgets.core.assumptions`.
 """
 
 from __future__ import annotations
@@ -23,6 +26,14 @@ import numpy as np
 
 from ._validate import check_choice, check_int, check_number, is_array
 from .alignment import LIBRARIES, Finding, alignment_findings, legacy_required_multiple
+from .assumptions import (
+    LATENCY_SPLIT_K_DEPTH,
+    LATENCY_TILE,
+    MIN_KERNEL_TIME_S,
+    MISALIGNED_EFFICIENCY,
+    SPLIT_K_ACCUMULATOR_BYTES,
+    SPLIT_K_FACTORS,
+)
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gpus import Gpu
@@ -53,20 +64,6 @@ __all__ = [
 ]
 
 LIMITERS = ("math", "memory", "latency")
-
-# Modelling assumption (not a published figure): with cuBLAS >= 11.0 a Tensor Core GEMM
-# whose M, N or K is not a multiple of 16 bytes still runs on Tensor Cores but reads its
-# operands with narrower loads. 0.5 is read off approximately from the slides' cuBLAS 11.0
-# K sweep (M = N = 1024, V100, FP16), where K not divisible by 8 takes about twice as long.
-MISALIGNED_EFFICIENCY = 0.5
-
-# "Enough parallelism" (step 3 of the guide's procedure) is judged with the smallest
-# common tile and cuBLAS-style split-K: a GEMM offers
-#   ceil(M/64) * ceil(N/64) * batch * max(1, K // 256)
-# independent thread blocks; fewer than the GPU's SMs leave SMs idle whatever the
-# library does, and the limiter is 'latency'. Both numbers are modelling assumptions.
-LATENCY_TILE = 64
-LATENCY_SPLIT_K_DEPTH = 256
 
 
 def gemm_flops(m: Any, n: Any, k: Any, batch: Any = 1) -> Any:
@@ -130,6 +127,7 @@ class GemmSweep(ResultMixin):
     peak_flops_per_s: float
     limiter: Any
     tile: Any
+    split_k: Any
     tiles: Any
     waves: Any
     tile_efficiency: Any
@@ -210,39 +208,75 @@ def gemm_sweep(
         align_eff = np.ones(m.shape)
 
     slots = g.sms * blocks_per_sm
-    memory_time = nbytes / bw
     chosen = parse_tile(tile)
     shapes: tuple[tuple[int, int], ...] = TILE_SHAPES if chosen is None else (chosen,)
-    mf, nf, bf = (x.astype(np.float64) for x in (m, n, batch))
-    useful = flops
-    rate = peak * align_eff
+    shape_eff = np.array([tile_shape_efficiency(*t) for t in shapes])
+    out_shape = m.shape
+    mf, nf, kf, bf = (x.astype(np.float64).ravel() for x in (m, n, k, batch))
+    kk = k.ravel()
+    rate = (peak * align_eff).ravel() if np.ndim(align_eff) else peak * align_eff
+    base_memory_time = nbytes.ravel() / bw
 
-    def _math_time(tm: int, tn: int) -> Any:
-        # math time = FLOPs launched in whole waves / (per-slot rate x slots), i.e.
-        # FLOPs / (peak x tile eff x wave eff x shape eff x alignment eff)
-        tiles = np.ceil(mf / tm) * np.ceil(nf / tn) * bf
-        waves = np.ceil(tiles / slots)
-        launched = waves * slots * (2.0 * tm * tn) * k
-        return launched / (rate * tile_shape_efficiency(tm, tn)), tiles, waves
+    tms = np.array([t[0] for t in shapes], dtype=np.float64)
+    tns = np.array([t[1] for t in shapes], dtype=np.float64)
 
-    if len(shapes) == 1:
-        best_idx = np.zeros(m.shape, dtype=np.int64)
-    else:
-        times = np.stack([np.maximum(_math_time(tm, tn)[0], memory_time) for tm, tn in shapes])
-        best_idx = np.argmin(times, axis=0)  # first minimum: the largest tile on ties
-    tm_sel = np.array([t[0] for t in shapes], dtype=np.int64)[best_idx]
-    tn_sel = np.array([t[1] for t in shapes], dtype=np.int64)[best_idx]
-    se_sel = np.array([tile_shape_efficiency(*t) for t in shapes])[best_idx]
-    best_tiles = (-(-m // tm_sel)) * (-(-n // tn_sel)) * batch
+    def _time(idx: Any, split: Any, sel: Any = slice(None)) -> Any:
+        # Math time = FLOPs launched in whole waves / (per-slot rate x slots): the same as
+        # FLOPs / (peak x tile eff x wave eff x shape eff x alignment eff) for split = 1.
+        # ``idx`` (tile index) and ``split`` are scalars or arrays aligned with ``sel``.
+        tm, tn = tms[idx], tns[idx]
+        kslice = np.ceil(kf[sel] / split)
+        tiles = np.ceil(mf[sel] / tm) * np.ceil(nf[sel] / tn) * bf[sel] * split
+        launched = np.ceil(tiles / slots) * slots * (2.0 * tm * tn) * kslice
+        r = rate[sel] if np.ndim(rate) else rate
+        math = launched / (r * shape_eff[idx])
+        # FP32 partial sums written by every K slice and read back to reduce them
+        partial = 2.0 * (split > 1) * split * mf[sel] * nf[sel] * bf[sel]
+        memory = base_memory_time[sel] + partial * (SPLIT_K_ACCUMULATOR_BYTES / bw)
+        return np.maximum(math, memory), math, memory
+
+    times = np.stack([_time(i, 1)[0] for i in range(len(shapes))])
+    best_idx = np.argmin(times, axis=0)  # first minimum: the largest tile on ties
+    best_split = np.ones_like(best_idx)
+    best_time = times[best_idx, np.arange(best_idx.size)]
+    # Split-K only matters where the best plain schedule leaves SMs idle.
+    plain_tiles = np.ceil(mf / tms[best_idx]) * np.ceil(nf / tns[best_idx]) * bf
+    cand = np.nonzero((plain_tiles < slots) & (kk >= 2 * LATENCY_SPLIT_K_DEPTH))[0]
+    for split in SPLIT_K_FACTORS:
+        cand = cand[kk[cand] // split >= LATENCY_SPLIT_K_DEPTH]
+        if not cand.size:
+            break
+        for i in range(len(shapes)):
+            t = _time(i, split, cand)[0]
+            better = t < best_time[cand]
+            best_time[cand] = np.where(better, t, best_time[cand])
+            best_idx[cand] = np.where(better, i, best_idx[cand])
+            best_split[cand] = np.where(better, split, best_split[cand])
+
+    _, best_math, memory_time = _time(best_idx, best_split)
+    best_time = np.maximum(np.maximum(best_math, memory_time), MIN_KERNEL_TIME_S)
+    tm_sel = tms[best_idx].astype(np.int64)
+    tn_sel = tns[best_idx].astype(np.int64)
+    best_tiles = (-(-m.ravel() // tm_sel)) * (-(-n.ravel() // tn_sel)) * batch.ravel() * best_split
     best_waves = wave_count(best_tiles, slots)
-    best_te = tile_efficiency(m, n, tm_sel, tn_sel)
+    best_te = tile_efficiency(m.ravel(), n.ravel(), tm_sel, tn_sel)
     best_we = wave_efficiency(best_tiles, slots)
-    best_math = useful / (rate * best_te * best_we * se_sel)
-    best_time = np.maximum(best_math, memory_time)
-    best_se = se_sel
+    best_se = shape_eff[best_idx]
+
+    def _shaped(a: Any) -> Any:
+        return np.asarray(a).reshape(out_shape)
+
+    best_idx, best_split, best_tiles, best_waves = map(
+        _shaped, (best_idx, best_split, best_tiles, best_waves)
+    )
+    best_te, best_we, best_se, best_math, memory_time, best_time = map(
+        _shaped, (best_te, best_we, best_se, best_math, memory_time, best_time)
+    )
 
     names = np.array([f"{a}x{b}" for a, b in shapes])
     lim = limiter(ai, g.ops_per_byte(d), _parallel_blocks(m, n, k, batch), g.sms)
+    # Too small to outlast the kernel-time floor: latency-bound whatever the intensity.
+    lim = np.where(np.maximum(best_math, memory_time) < MIN_KERNEL_TIME_S, "latency", lim)
     return GemmSweep(
         m=m,
         n=n,
@@ -260,6 +294,7 @@ def gemm_sweep(
         peak_flops_per_s=peak,
         limiter=np.asarray(lim),
         tile=names[best_idx],
+        split_k=best_split,
         tiles=best_tiles,
         waves=best_waves,
         tile_efficiency=best_te,
@@ -297,6 +332,7 @@ class GemmResult(ResultMixin):
     peak_flops_per_s: float
     limiter: str
     tile: str
+    split_k: int
     tiles: int
     waves: int
     tile_efficiency: float
@@ -332,7 +368,8 @@ class GemmResult(ResultMixin):
             ("limiter", self.limiter),
             (
                 "tile",
-                f"{self.tile} ({self.tiles} tiles, {self.waves} wave{'s' * (self.waves != 1)})",
+                f"{self.tile}{f', split-K x{self.split_k}' if self.split_k > 1 else ''} "
+                f"({self.tiles} thread blocks, {self.waves} wave{'s' * (self.waves != 1)})",
             ),
             ("tile efficiency", f"{self.tile_efficiency:.1%}"),
             ("wave efficiency", f"{self.wave_efficiency:.1%}"),
@@ -423,6 +460,7 @@ def gemm(
         peak_flops_per_s=float(s.peak_flops_per_s),
         limiter=str(s.limiter),
         tile=str(s.tile),
+        split_k=int(s.split_k),
         tiles=int(s.tiles),
         waves=int(s.waves),
         tile_efficiency=float(s.tile_efficiency),

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ._validate import check_int
+from .assumptions import TILE_REUSE_R0
 from .errors import InvalidParameter
 from .results import ResultMixin
 
@@ -65,12 +66,7 @@ def parse_tile(tile: Any) -> tuple[int, int] | None:
     raise InvalidParameter(f"'tile' must be 'auto' or HEIGHTxWIDTH, e.g. '256x128' (got {tile!r})")
 
 
-# Larger tiles run more efficiently (slides, "Optimality": 256x128 beats smaller tiles on
-# A100). Per step along K a tm x tn tile does tm*tn FMAs on tm + tn loaded elements, so its
-# operand reuse is r = tm*tn / (tm + tn). The model lets a tile compute a fraction
-# r / (r + R0) of the time, normalised to 256x128. R0 = 16 is a modelling assumption that
-# puts 128x128 at ~95 % and 64x64 at ~79 % of a 256x128 tile's rate.
-TILE_REUSE_R0 = 16.0
+# Operand reuse makes larger tiles more efficient: see core.assumptions.TILE_REUSE_R0.
 
 
 def tile_shape_efficiency(tile_m: int, tile_n: int) -> float:

@@ -58,7 +58,29 @@ def test_latency_when_too_little_parallelism():
     assert gemm(64, 64, 64, gpu="A100").limiter == "latency"
     # ceil(M/64) * ceil(N/64) just reaching the SM count is no longer latency-bound
     side = LATENCY_TILE * 11  # 11 x 11 = 121 blocks >= 108 SMs
-    assert gemm(side, side, 64, gpu="A100").limiter != "latency"
+    assert gemm(side, side, 8192, gpu="A100").limiter != "latency"
+    # K deep enough for split-K gives the blocks that a small output lacks
+    assert gemm(64, 64, 2**19, gpu="A100").limiter != "latency"
+
+
+def test_kernel_time_floor():
+    """Nothing runs faster than the kernel-time floor; an op that small is latency-bound."""
+    from dlperf_widgets.core.assumptions import MIN_KERNEL_TIME_S
+
+    r = gemm(704, 704, 64, gpu="A100")  # enough blocks, but well under a microsecond of work
+    assert r.predicted_time_s == MIN_KERNEL_TIME_S and r.limiter == "latency"
+
+
+def test_split_k_fills_the_gpu_for_deep_k():
+    """A weight-gradient-like GEMM (small output, huge K) is split along K to use every SM."""
+    r = gemm(576, 64, 100352, gpu="A100")
+    assert r.split_k > 1 and r.tiles >= 64
+    plain = gemm_sweep(576, 64, 100352, gpu="A100", tile=r.tile)
+    assert r.predicted_time_s <= float(plain.predicted_time_s)
+    # every split leaves slices at least LATENCY_SPLIT_K_DEPTH deep
+    from dlperf_widgets.core.assumptions import LATENCY_SPLIT_K_DEPTH
+
+    assert 100352 // r.split_k >= LATENCY_SPLIT_K_DEPTH
 
 
 def test_larger_tiles_win_on_large_gemms():
@@ -85,10 +107,14 @@ def test_legacy_library_falls_back_to_cuda_cores():
 
 
 def test_predicted_time_is_max_of_math_and_memory():
-    """predicted = max(math time, memory time); memory time = bytes / bandwidth."""
-    r = gemm(8192, 128, 8192, gpu="V100")
+    """predicted = max(math, memory, floor); memory time = bytes / bandwidth without split-K."""
+    r = gemm(8192, 8192, 8192, gpu="V100")
+    assert r.split_k == 1
     assert r.memory_time_s == pytest.approx(r.bytes / 900e9)
     assert r.predicted_time_s == pytest.approx(max(r.math_time_s, r.memory_time_s))
+    skinny = gemm(8192, 128, 8192, gpu="V100")
+    extra = 2 * skinny.split_k * 8192 * 128 * 4 if skinny.split_k > 1 else 0
+    assert skinny.memory_time_s == pytest.approx((skinny.bytes + extra) / 900e9)
 
 
 def test_r11_wave_efficiency_on_toy_gpu():
