@@ -1,0 +1,125 @@
+"""Guards core/network.py: the transformer and CNN breakdowns, the R15 pattern (tensor
+contractions hold ~all FLOPs but a much smaller share of runtime), and totals."""
+
+from __future__ import annotations
+
+import pytest
+
+from dlperf_widgets import transformer as public_transformer
+from dlperf_widgets.core.errors import InvalidParameter
+from dlperf_widgets.core.memlimited import OP_CLASSES
+from dlperf_widgets.core.network import cnn, transformer
+
+CONFIGS = [
+    dict(layers=24, hidden=1024, heads=16, seq_len=512, batch=8, vocab=30522, gpu="V100"),
+    dict(layers=12, hidden=768, heads=12, seq_len=128, batch=32, vocab=30522, gpu="A100"),
+    dict(layers=48, hidden=1600, heads=25, seq_len=1024, batch=4, vocab=50257, gpu="H100"),
+]
+
+
+@pytest.mark.parametrize("cfg", CONFIGS)
+def test_r15_contractions_hold_the_flops_not_the_runtime(cfg):
+    """R15 (measured: 99.80 % FLOPs / 61.0 % runtime for contractions, 0.17 / 25.5 for
+    normalizations, 0.03 / 13.5 element-wise): the model shows the same pattern: > 99 % of
+    FLOPs in contractions, a clearly smaller runtime share, and the other two classes taking
+    many times more of the runtime than of the FLOPs."""
+    r = transformer(**cfg)
+    c = r.by_class
+    assert c["tensor_contraction"]["flops_share"] > 0.99
+    assert c["tensor_contraction"]["runtime_share"] < 0.85
+    for cls in ("statistical_normalization", "elementwise"):
+        assert c[cls]["flops_share"] < 0.01
+        assert c[cls]["runtime_share"] > 10 * c[cls]["flops_share"]
+        assert c[cls]["runtime_share"] > 0.03
+
+
+def test_class_shares_sum_to_one_and_totals_add_up():
+    """Shares are fractions of the totals; the total time is the sum over operations."""
+    r = transformer(layers=2, hidden=256, heads=4, seq_len=64, batch=4, vocab=1000)
+    assert set(r.by_class) == set(OP_CLASSES)
+    assert sum(v["flops_share"] for v in r.by_class.values()) == pytest.approx(1)
+    assert sum(v["runtime_share"] for v in r.by_class.values()) == pytest.approx(1)
+    assert r.total_time_s == pytest.approx(sum(p.predicted_time_s for p in r.ops))
+    assert r.total_time_s == pytest.approx(r.forward_time_s + r.backward_time_s)
+
+
+def test_contraction_flops_match_the_textbook_count():
+    """Forward contraction FLOPs of a transformer = layers x (24 T h^2 + 4 B S^2 h) + the
+    vocabulary projection 2 T h V (ffn_mult 4); training does three times that."""
+    L, h, a, S, B, V = 3, 512, 8, 256, 4, 8000
+    T = B * S
+    fwd = L * (24 * T * h * h + 4 * B * S * S * h) + 2 * T * h * V
+    r = transformer(L, h, a, S, B, V)
+    assert r.by_class["tensor_contraction"]["flops"] == pytest.approx(3 * fwd)
+    inf = transformer(L, h, a, S, B, V, backward=False)
+    assert inf.by_class["tensor_contraction"]["flops"] == pytest.approx(fwd)
+    assert {p.pass_ for p in inf.ops} == {"forward"}
+
+
+def test_every_op_has_a_class_and_block_ops_repeat_per_layer():
+    """Each op carries one of the three classes; ops of the repeated block count once per layer."""
+    r = transformer(layers=6, hidden=256, heads=4, seq_len=64, batch=2, vocab=1000)
+    assert all(p.op_class in OP_CLASSES for p in r.ops)
+    qkv = next(p for p in r.ops if p.op == "block.qkv_projection" and p.pass_ == "forward")
+    assert qkv.count == 6
+    ln = next(p for p in r.ops if p.op == "block.ffn.layernorm" and p.pass_ == "forward")
+    assert ln.op_class == "statistical_normalization"
+    gelu = next(p for p in r.ops if p.op == "block.ffn.gelu")
+    assert gelu.op_class == "elementwise"
+    d = r.to_dict()
+    assert {"ops", "by_class", "total_time_s"} <= set(d)
+    assert {"class", "pass"} <= set(d["ops"][0])
+
+
+def test_public_name_is_the_core_function():
+    """dlperf_widgets.transformer is core.network.transformer."""
+    assert public_transformer is transformer
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        (dict(hidden=1000, heads=16), "'heads' must divide hidden (1000)"),
+        (dict(layers=0), "'layers' must be a positive integer (got 0)"),
+        (dict(vocab=-5), "'vocab' must be a positive integer (got -5)"),
+        (dict(backward="no"), "'backward' must be True or False"),
+    ],
+)
+def test_bad_transformer_parameters(kwargs, needle):
+    """Bad descriptions raise one clear sentence."""
+    with pytest.raises(InvalidParameter) as info:
+        transformer(**kwargs)
+    assert needle in str(info.value)
+
+
+def test_cnn_tracks_shapes_through_the_layers():
+    """A stride-2 conv halves 32 -> 16, a 2x2 pool halves again to 8; the linear layer then
+    sees 64 x 8 x 8 inputs."""
+    r = cnn(
+        [
+            {"kind": "conv2d", "out_channels": 64, "stride": 2},
+            "batchnorm",
+            "relu",
+            {"kind": "maxpool", "kernel_size": 2},
+            {"kind": "linear", "outputs": 10},
+        ],
+        batch=8,
+        channels=4,
+        height=32,
+        width=32,
+    )
+    names = [p.op for p in r.ops if p.pass_ == "forward"]
+    assert names == ["0.conv2d", "1.batchnorm", "2.relu", "3.maxpool", "4.linear"]
+    conv = r.ops[0]
+    assert (conv.m, conv.n, conv.k) == (8 * 16 * 16, 64, 4 * 9)
+    fc = next(p for p in r.ops if p.op == "4.linear" and p.pass_ == "forward")
+    assert (fc.m, fc.n, fc.k) == (10, 8, 64 * 8 * 8)
+    assert r.by_class["tensor_contraction"]["flops_share"] > 0.9
+
+
+def test_cnn_bad_layer():
+    """Unknown kinds and missing required options are refused clearly."""
+    with pytest.raises(InvalidParameter, match="'kind' must be one of"):
+        cnn(["resblock"])
+    with pytest.raises(InvalidParameter, match="'out_channels' must be given"):
+        cnn(["conv2d"])
