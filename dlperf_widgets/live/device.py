@@ -11,7 +11,6 @@ torch is imported only inside the functions that need it.
 
 from __future__ import annotations
 
-import os
 import platform
 import re
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from .._optional import require
 from ..core._validate import check_choice
 from ..core.errors import DlperfError, InvalidParameter, UnknownGPU
 from ..core.gpus import Gpu, custom_gpu, gpu
+from ..core.results import ResultMixin
 
 __all__ = [
     "ARCHITECTURE_BY_COMPUTE_CAPABILITY",
@@ -148,7 +148,7 @@ def gpu_from_properties(props: Any) -> Gpu | None:
 
 
 @dataclass(frozen=True)
-class DeviceInfo:
+class DeviceInfo(ResultMixin):
     """The device a measurement runs on.
 
     ``kind`` is 'cuda' or 'cpu'. For a GPU, ``name`` is the board name the driver reports
@@ -193,25 +193,11 @@ class DeviceInfo:
             "threads": self.threads,
         }
 
-    def __str__(self) -> str:
-        rows = [(k, "-" if v is None else str(v)) for k, v in self.to_dict().items()]
-        width = max(len(k) for k, _ in rows)
-        return "\n".join(
-            [f"Device: {self.description}"] + [f"  {k.ljust(width)}  {v}" for k, v in rows]
-        )
+    def _title(self) -> str:
+        return f"Device: {self.description}"
 
-    def _repr_html_(self) -> str:
-        import html
-
-        body = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-            f"<td style='text-align:right'>{html.escape('-' if v is None else str(v))}</td></tr>"
-            for k, v in self.to_dict().items()
-        )
-        return (
-            f"<table class='dlperf-result'><caption style='text-align:left'><b>Device: "
-            f"{html.escape(self.description)}</b></caption>{body}</table>"
-        )
+    def _rows(self) -> list[tuple[str, str]]:
+        return [(k, "-" if v is None else str(v)) for k, v in self.to_dict().items()]
 
 
 def _cpu_name() -> str:
@@ -286,6 +272,5 @@ def detect_device(device: str = "auto") -> DeviceInfo:
         match=match,
         torch_version=str(torch.__version__),
         cuda_version=cuda_version,
-        threads=os.cpu_count(),
         gpu=matched,
     )

@@ -1,0 +1,448 @@
+"""Recorded measurements from real GPUs, shipped as CSV files, and the model beside them.
+
+Where no GPU is present (Binder, a laptop), the notebooks overlay these recordings on the
+model. ``benchmarks/record_gpu.py`` writes them with :func:`write_trace`; the package ships
+them in ``dlperf_widgets/live/data/``.
+
+File format (:data:`SCHEMA` is written at the top of every file):
+
+- lines starting with ``#!`` carry provenance, one ``key: value`` per line: ``gpu`` (the
+  database name the model used), ``device_name`` (as the driver reports it), ``driver``,
+  ``cuda``, ``cudnn``, ``torch``, ``date`` (UTC, ISO 8601), ``timer`` (how it was timed);
+- other lines starting with ``#`` are comments;
+- then a CSV header and one row per measurement, with the columns of :data:`COLUMNS`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core._validate import check_choice
+from ..core.errors import DlperfError, InvalidParameter, UnknownGPU
+from ..core.gemm import gemm_sweep
+from ..core.gpus import Gpu, gpu
+from ..core.results import ResultMixin
+from .device import match_gpu
+from .reconcile import ErrorSummary, error_summary, reconcile_gemm
+
+__all__ = [
+    "COLUMNS",
+    "SCHEMA",
+    "Trace",
+    "TraceOverlay",
+    "TraceReconciliation",
+    "list_traces",
+    "load_trace",
+    "reconcile_trace",
+    "trace_overlay",
+    "write_trace",
+]
+
+COLUMNS = (
+    "suite",
+    "op",
+    "phase",
+    "dtype",
+    "m",
+    "n",
+    "k",
+    "batch",
+    "params",
+    "repeats",
+    "warmup",
+    "measured_time_s",
+    "flops",
+    "bytes",
+    "measured_flops_per_s",
+    "predicted_time_s",
+    "roofline_time_s",
+)
+_NUMERIC = {
+    "m": int,
+    "n": int,
+    "k": int,
+    "batch": int,
+    "repeats": int,
+    "warmup": int,
+    "measured_time_s": float,
+    "flops": float,
+    "bytes": float,
+    "measured_flops_per_s": float,
+    "predicted_time_s": float,
+    "roofline_time_s": float,
+}
+
+SCHEMA = """\
+# dlperf_widgets recorded trace: measurements on a real GPU, one per row.
+# Lines starting with '#!' are provenance (key: value); other '#' lines are comments.
+# Columns
+#   suite                 square, k_sweep, n_sweep, linear, conv2d ... (the group a row belongs to)
+#   op                    gemm, or the layer kind (linear, conv2d)
+#   phase                 forward or backward (a GEMM is forward)
+#   dtype                 fp16, bf16, tf32, fp32 (names of dlperf_widgets.core.dtypes)
+#   m n k batch           GEMM sizes, C (M x N) = A (M x K) @ B (K x N); blank for a layer
+#   params                a layer's options as key=value pairs separated by ';'
+#   repeats warmup        timed and untimed runs; the time is the median of the timed runs
+#   measured_time_s       median time in seconds (CUDA events; L2 flushed between runs)
+#   flops bytes           FLOPs (2MNK per GEMM; FlopCounterMode for a layer) and the bytes
+#                         read and written, each tensor once
+#   measured_flops_per_s  flops / measured_time_s
+#   predicted_time_s      the model's prediction when the trace was recorded (blank: none)
+#   roofline_time_s       max(flops / peak, bytes / bandwidth) for the same GPU (blank: none)
+"""
+
+_DATA = "data"
+
+
+@dataclass(frozen=True)
+class Trace(ResultMixin):
+    """A recorded trace: its provenance and its rows (dicts keyed by :data:`COLUMNS`)."""
+
+    name: str
+    provenance: dict[str, str]
+    rows: tuple[dict[str, Any], ...]
+
+    @property
+    def suites(self) -> list[str]:
+        return list(dict.fromkeys(r["suite"] for r in self.rows))
+
+    def select(
+        self, suite: str | None = None, op: str | None = None, dtype: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Rows of one suite / op / dtype (None: any)."""
+        return [
+            r
+            for r in self.rows
+            if (suite is None or r["suite"] == suite)
+            and (op is None or r["op"] == op)
+            and (dtype is None or r["dtype"] == dtype)
+        ]
+
+    def model_gpu(self) -> Gpu:
+        """The database GPU the trace was recorded on (provenance 'gpu', else the board name)."""
+        name = self.provenance.get("gpu", "")
+        try:
+            return gpu(name)
+        except (UnknownGPU, InvalidParameter):
+            pass
+        matched = match_gpu(self.provenance.get("device_name", ""))
+        if matched is None:
+            raise DlperfError(
+                f"trace {self.name!r} was recorded on {name or 'an unnamed GPU'!r}, which is "
+                f"not in the GPU database, so the model cannot be put beside it"
+            )
+        return matched
+
+    def _title(self) -> str:
+        where = self.provenance.get("device_name") or self.provenance.get("gpu", "?")
+        return f"Trace {self.name}: {len(self.rows)} measurements on {where}"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        rows = [(k, v) for k, v in self.provenance.items()]
+        rows.append(("suites", ", ".join(self.suites)))
+        return rows
+
+
+def _data_dir() -> Any:
+    return resources.files("dlperf_widgets.live").joinpath(_DATA)
+
+
+def list_traces() -> list[str]:
+    """Names of the recorded traces shipped with the package (file names without .csv)."""
+    folder = _data_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".csv"))
+
+
+def _parse_value(col: str, text: str) -> Any:
+    text = text.strip()
+    if col not in _NUMERIC:
+        return text
+    if text == "":
+        return None
+    try:
+        value = _NUMERIC[col](float(text)) if _NUMERIC[col] is int else float(text)
+    except ValueError:
+        raise DlperfError(f"column {col!r} must hold numbers (got {text!r})") from None
+    return value
+
+
+def parse_trace(text: str, name: str = "trace") -> Trace:
+    """A :class:`Trace` from the text of a trace CSV."""
+    provenance: dict[str, str] = {}
+    body = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#!"):
+            key, sep, value = stripped[2:].partition(":")
+            if sep:
+                provenance[key.strip()] = value.strip()
+        elif stripped and not stripped.startswith("#"):
+            body.append(line)
+    if not body:
+        raise DlperfError(f"trace {name!r} has no header line and no rows")
+    reader = csv.DictReader(io.StringIO("\n".join(body)))
+    missing = [
+        c for c in ("suite", "op", "dtype", "measured_time_s") if c not in (reader.fieldnames or [])
+    ]
+    if missing:
+        raise DlperfError(f"trace {name!r} lacks the column(s) {', '.join(missing)}")
+    rows = []
+    for raw in reader:
+        row = {c: _parse_value(c, raw.get(c) or "") for c in COLUMNS}
+        for extra in set(raw) - set(COLUMNS):
+            if extra is not None:
+                row[extra] = raw[extra]
+        rows.append(row)
+    return Trace(name=name, provenance=provenance, rows=tuple(rows))
+
+
+def load_trace(name: str | Path) -> Trace:
+    """Load a shipped trace by name (see :func:`list_traces`) or any trace CSV by path."""
+    if isinstance(name, Path) or (isinstance(name, str) and name.endswith(".csv")):
+        path = Path(name)
+        if not path.is_file():
+            raise InvalidParameter(
+                f"'name' must be a trace name or an existing CSV file (got {str(name)!r})"
+            )
+        return parse_trace(path.read_text("utf-8"), path.stem)
+    if not isinstance(name, str):
+        raise InvalidParameter(f"'name' must be a trace name or a path (got {name!r})")
+    names = list_traces()
+    if name not in names:
+        shipped = ", ".join(names) if names else "none are shipped yet"
+        raise InvalidParameter(f"'name' must be a recorded trace ({shipped}) (got {name!r})")
+    text = _data_dir().joinpath(name + ".csv").read_text("utf-8")
+    return parse_trace(text, name)
+
+
+def _fmt(value: Any) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def write_trace(
+    path: str | Path, provenance: Mapping[str, Any], rows: Iterable[Mapping[str, Any]]
+) -> Path:
+    """Write a trace CSV: the schema comment, the provenance, the header and the rows."""
+    path = Path(path)
+    lines = [SCHEMA.rstrip("\n")]
+    lines += [f"#! {k}: {v}" for k, v in provenance.items()]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        writer.writerow([_fmt(row.get(c)) for c in COLUMNS])
+    path.write_text("\n".join(lines) + "\n" + buf.getvalue(), encoding="utf-8")
+    return path
+
+
+# -- overlay and reconciliation -----------------------------------------------------------
+@dataclass(frozen=True)
+class TraceOverlay(ResultMixin):
+    """A GEMM suite of a trace with today's model for the same GPU, ready to plot.
+
+    ``x`` holds the values of the dimension ``x_name`` that varies along the suite; the
+    other arrays are aligned with it. ``predicted_*`` is recomputed with the current
+    model; ``roofline_flops_per_s`` is the plain roofline's attainable rate.
+    """
+
+    trace: str
+    suite: str
+    dtype: str
+    gpu: str
+    x_name: str
+    x: Any
+    m: Any
+    n: Any
+    k: Any
+    measured_time_s: Any
+    measured_flops_per_s: Any
+    predicted_time_s: Any
+    predicted_flops_per_s: Any
+    roofline_flops_per_s: Any
+    peak_flops_per_s: float
+
+    def __len__(self) -> int:
+        return int(np.size(self.x))
+
+
+def _gemm_rows(trace: Trace, suite: str | None, dtype: str | None) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in trace.select(suite=suite, op="gemm", dtype=dtype)
+        if r["m"] and r["n"] and r["k"] and r["measured_time_s"]
+    ]
+
+
+def trace_overlay(trace: Trace | str, suite: str, *, dtype: str | None = None) -> TraceOverlay:
+    """The GEMM rows of one suite (and dtype: the suite's first when None) beside the model."""
+    if not isinstance(trace, Trace):
+        trace = load_trace(trace)
+    suite = check_choice("suite", suite, trace.suites) if trace.suites else suite
+    rows = trace.select(suite=suite, op="gemm")
+    if dtype is None and rows:
+        dtype = rows[0]["dtype"]
+    rows = _gemm_rows(trace, suite, dtype)
+    if not rows:
+        raise InvalidParameter(
+            f"'suite' must name GEMM rows of trace {trace.name!r} in {dtype} (got {suite!r})"
+        )
+    g = trace.model_gpu()
+    m = np.array([r["m"] for r in rows], dtype=np.int64)
+    n = np.array([r["n"] for r in rows], dtype=np.int64)
+    k = np.array([r["k"] for r in rows], dtype=np.int64)
+    batch = np.array([r["batch"] or 1 for r in rows], dtype=np.int64)
+    varying = [name for name, arr in (("m", m), ("n", n), ("k", k)) if len(set(arr.tolist())) > 1]
+    x_name = varying[0] if len(varying) == 1 else "m"
+    order = np.argsort({"m": m, "n": n, "k": k}[x_name], kind="stable")
+    m, n, k, batch = m[order], n[order], k[order], batch[order]
+    measured = np.array([rows[i]["measured_time_s"] for i in order], dtype=np.float64)
+    model = gemm_sweep(m, n, k, dtype=str(dtype), gpu=g, batch=batch)
+    flops = np.asarray(model.flops, dtype=np.float64)
+    # plain roofline: FLOPs at peak or bytes at the DRAM bandwidth (peak / ops:byte)
+    roof_memory = (
+        np.asarray(model.bytes, dtype=np.float64) * model.ops_per_byte / model.peak_flops_per_s
+    )
+    roof_time = np.maximum(flops / model.peak_flops_per_s, roof_memory)
+    return TraceOverlay(
+        trace=trace.name,
+        suite=suite,
+        dtype=str(dtype),
+        gpu=g.name,
+        x_name=x_name,
+        x={"m": m, "n": n, "k": k}[x_name],
+        m=m,
+        n=n,
+        k=k,
+        measured_time_s=measured,
+        measured_flops_per_s=flops / measured,
+        predicted_time_s=np.asarray(model.predicted_time_s),
+        predicted_flops_per_s=np.asarray(model.predicted_flops_per_s),
+        roofline_flops_per_s=flops / roof_time,
+        peak_flops_per_s=float(model.peak_flops_per_s),
+    )
+
+
+@dataclass(frozen=True)
+class TraceReconciliation(ResultMixin):
+    """Every measurement of a trace beside the model and a plain roofline.
+
+    ``rows`` are dicts: suite, op, phase, dtype, m, n, k, batch, params, measured_time_s,
+    predicted_time_s, roofline_time_s, model_error, roofline_error, dominant_effect.
+    GEMM rows are recomputed with the current model; layer rows use the recorded
+    predictions (rows without one are listed but left out of ``summary``).
+    """
+
+    trace: str
+    gpu: str
+    rows: tuple[dict[str, Any], ...]
+    summary: ErrorSummary | None
+
+    def _title(self) -> str:
+        return f"Model vs measurement: trace {self.trace} on {self.gpu}"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        if self.summary is None:
+            return [("measurements with a prediction", "0")]
+        return self.summary._rows()
+
+    def table(self) -> str:
+        """One line per measurement: sizes, measured, model, roofline and their errors."""
+        head = (
+            f"{'suite':<10} {'op':<7} {'dtype':<5} {'sizes':<22} {'measured':>11} "
+            f"{'model':>11} {'roofline':>11} {'model err':>9} {'roof err':>9}  effect"
+        )
+        lines = [head]
+        for r in self.rows:
+            sizes = f"{r['m']}x{r['n']}x{r['k']}" if r["m"] else (r["params"] or "")[:22]
+
+            def t(v: Any) -> str:
+                return "-" if v is None else f"{v * 1e3:.4g} ms"
+
+            def e(v: Any) -> str:
+                return "-" if v is None else f"{v:.1%}"
+
+            lines.append(
+                f"{r['suite']:<10} {r['op']:<7} {r['dtype']:<5} {sizes:<22} "
+                f"{t(r['measured_time_s']):>11} {t(r['predicted_time_s']):>11} "
+                f"{t(r['roofline_time_s']):>11} {e(r['model_error']):>9} "
+                f"{e(r['roofline_error']):>9}  {r['dominant_effect'] or ''}"
+            )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return super().__str__() + "\n" + self.table()
+
+
+def reconcile_trace(trace: Trace | str, suite: str | None = None) -> TraceReconciliation:
+    """Model and roofline beside every measurement of a trace (or of one suite), with the
+    median and worst relative errors of each."""
+    if not isinstance(trace, Trace):
+        trace = load_trace(trace)
+    g = trace.model_gpu()
+    out = []
+    for r in trace.select(suite=suite):
+        measured = r["measured_time_s"]
+        if not measured:
+            continue
+        predicted, roofline, dominant = r["predicted_time_s"], r["roofline_time_s"], None
+        if r["op"] == "gemm" and r["m"] and r["n"] and r["k"]:
+            try:
+                rec = reconcile_gemm(
+                    r["m"],
+                    r["n"],
+                    r["k"],
+                    dtype=r["dtype"],
+                    gpu=g,
+                    batch=r["batch"] or 1,
+                    measured_time_s=measured,
+                )
+            except DlperfError:
+                rec = None
+            if rec is not None:
+                predicted, roofline = rec.predicted_time_s, rec.roofline_time_s
+                dominant = rec.dominant_effect
+        out.append(
+            {
+                "suite": r["suite"],
+                "op": r["op"],
+                "phase": r["phase"],
+                "dtype": r["dtype"],
+                "m": r["m"],
+                "n": r["n"],
+                "k": r["k"],
+                "batch": r["batch"],
+                "params": r["params"],
+                "measured_time_s": measured,
+                "predicted_time_s": predicted,
+                "roofline_time_s": roofline,
+                "model_error": abs(predicted - measured) / measured if predicted else None,
+                "roofline_error": abs(roofline - measured) / measured if roofline else None,
+                "dominant_effect": dominant,
+            }
+        )
+    usable = [r for r in out if r["predicted_time_s"] and r["roofline_time_s"]]
+    summary = (
+        error_summary(
+            [r["measured_time_s"] for r in usable],
+            [r["predicted_time_s"] for r in usable],
+            [r["roofline_time_s"] for r in usable],
+        )
+        if usable
+        else None
+    )
+    return TraceReconciliation(trace=trace.name, gpu=g.name, rows=tuple(out), summary=summary)
