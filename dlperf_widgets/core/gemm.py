@@ -126,6 +126,7 @@ class GemmSweep(ResultMixin):
     ops_per_byte: float
     peak_flops_per_s: float
     limiter: Any
+    time_limiter: Any
     tile: Any
     split_k: Any
     tiles: Any
@@ -277,6 +278,13 @@ def gemm_sweep(
     lim = limiter(ai, g.ops_per_byte(d), _parallel_blocks(m, n, k, batch), g.sms)
     # Too small to outlast the kernel-time floor: latency-bound whatever the intensity.
     lim = np.where(np.maximum(best_math, memory_time) < MIN_KERNEL_TIME_S, "latency", lim)
+    # Which term sets the predicted time. It can differ from the guide's limiter: tile and
+    # wave quantization can stretch the math time past the memory time below the ridge.
+    time_lim = np.where(
+        best_time <= MIN_KERNEL_TIME_S,
+        "latency",
+        np.where(best_math >= memory_time, "math", "memory"),
+    )
     return GemmSweep(
         m=m,
         n=n,
@@ -293,6 +301,7 @@ def gemm_sweep(
         ops_per_byte=g.ops_per_byte(d),
         peak_flops_per_s=peak,
         limiter=np.asarray(lim),
+        time_limiter=time_lim,
         tile=names[best_idx],
         split_k=best_split,
         tiles=best_tiles,
@@ -314,7 +323,12 @@ def _has_cuda(g: Gpu, dt: str) -> bool:
 
 @dataclass(frozen=True)
 class GemmResult(ResultMixin):
-    """The model of one GEMM. Attribute names are the JSON keys of ``dlperf gemm``."""
+    """The model of one GEMM. Attribute names are the JSON keys of ``dlperf gemm``.
+
+    ``limiter`` is the guide's classification (parallelism, then intensity against the
+    GPU's ops:byte ratio); ``time_limiter`` says which term sets ``predicted_time_s`` (math,
+    memory, or the latency floor) once tile, wave and alignment effects are counted.
+    """
 
     m: int
     n: int
@@ -331,6 +345,7 @@ class GemmResult(ResultMixin):
     ops_per_byte: float
     peak_flops_per_s: float
     limiter: str
+    time_limiter: str
     tile: str
     split_k: int
     tiles: int
@@ -366,6 +381,7 @@ class GemmResult(ResultMixin):
             ("arithmetic intensity", f"{self.arithmetic_intensity:.1f} FLOP/B"),
             ("GPU ops:byte", f"{self.ops_per_byte:.1f} FLOP/B"),
             ("limiter", self.limiter),
+            ("time set by", self.time_limiter),
             (
                 "tile",
                 f"{self.tile}{f', split-K x{self.split_k}' if self.split_k > 1 else ''} "
@@ -459,6 +475,7 @@ def gemm(
         ops_per_byte=float(s.ops_per_byte),
         peak_flops_per_s=float(s.peak_flops_per_s),
         limiter=str(s.limiter),
+        time_limiter=str(s.time_limiter),
         tile=str(s.tile),
         split_k=int(s.split_k),
         tiles=int(s.tiles),

@@ -122,6 +122,12 @@ class Gpu(ResultMixin):
                 f"{self.name} (got {d.name!r})"
             )
         best = self._best(d.name, sparse)
+        if best is None and sparse:
+            have = ", ".join(self.peak_sparse_flops_per_s) or "none"
+            raise InvalidParameter(
+                f"'dtype' must have a 2:4 sparse Tensor Core rate on {self.name} "
+                f"(it has: {have}) (got {d.name!r})"
+            )
         if best is None:
             runs = ", ".join(self.dtypes()) or "none"
             what = "2:4 sparse " if sparse else ""

@@ -263,3 +263,13 @@ def test_sweep_broadcasts_and_rejects_bad_shapes():
         gemm_sweep(np.arange(1, 4), np.arange(1, 5), 8)
     with pytest.raises(InvalidParameter, match=r"'k' must be a positive integer \(got 0\)"):
         gemm_sweep(8, 8, np.array([8, 0]))
+
+
+def test_time_limiter_can_differ_from_the_guides_limiter():
+    """Below the ridge (memory by the guide) quantized math can still set the predicted time."""
+    r = gemm(8192, 128, 8192, gpu="A100")
+    assert r.limiter == "memory"
+    expected = "math" if r.math_time_s >= r.memory_time_s else "memory"
+    assert r.time_limiter == expected
+    assert gemm(64, 64, 64).time_limiter == "latency"
+    assert gemm(8192, 8192, 8192, gpu="V100").time_limiter == "math"

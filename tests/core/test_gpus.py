@@ -196,3 +196,11 @@ def test_reprs_are_readable():
     g = gpu("V100")
     assert "ops:byte" in str(g) and "GB/s" in str(g)
     assert "<table" in g._repr_html_()
+
+
+def test_sparse_rate_missing_is_explained():
+    """Volta has no 2:4 sparse Tensor Cores: the message says so instead of listing dense types."""
+    with pytest.raises(
+        InvalidParameter, match=r"2:4 sparse Tensor Core rate on V100-SXM2-16GB \(it has: none\)"
+    ):
+        gpu("V100").peak_flops("fp16", sparse=True)
