@@ -1,0 +1,106 @@
+"""``dlperf memory --params P``: GPU memory of training, whole and per GPU."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..core.memory import OPTIMIZERS, PRECISIONS, training_memory
+from . import Command, int_arg
+
+_SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+
+
+def params_arg(text: str) -> float:
+    """A parameter count: ``125000000``, ``1.3e9``, ``7B``, ``350M``."""
+    t = text.strip().replace("_", "")
+    scale = 1.0
+    if t and t[-1].lower() in _SUFFIX:
+        scale = _SUFFIX[t[-1].lower()]
+        t = t[:-1]
+    try:
+        return float(t) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"'params' must be a number such as 7e9 or 7B (got {text!r})"
+        ) from None
+
+
+params_arg.__name__ = "params"
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--params", type=params_arg, required=True, help="number of parameters: 7e9, 7B, 350M"
+    )
+    p.add_argument("--optimizer", default="adamw", help=f"{' | '.join(OPTIMIZERS)} (adamw)")
+    p.add_argument(
+        "--precision", default="mixed-fp16", help=f"{' | '.join(PRECISIONS)} (mixed-fp16)"
+    )
+    p.add_argument("--layers", type=int_arg("layers"), help="transformer layers")
+    p.add_argument("--hidden", type=int_arg("hidden"), help="hidden size")
+    p.add_argument("--seq-len", type=int_arg("seq-len"), help="sequence length")
+    p.add_argument(
+        "--batch", type=int_arg("batch"), help="samples per optimizer step on one model replica"
+    )
+    p.add_argument("--heads", type=int_arg("heads"), help="attention heads")
+    p.add_argument("--checkpointing", default="none", help="none | every | sqrt | every-K (none)")
+    p.add_argument(
+        "--accumulation-steps",
+        type=int_arg("accumulation-steps"),
+        default=1,
+        help="micro-batches per optimizer step (1)",
+    )
+    p.add_argument(
+        "--data-parallel", type=int_arg("data-parallel"), default=1, help="data-parallel GPUs (1)"
+    )
+    p.add_argument("--zero", type=int_arg("zero"), default=0, help="ZeRO stage 0-3 (0)")
+    p.add_argument(
+        "--tensor-parallel",
+        type=int_arg("tensor-parallel"),
+        default=1,
+        help="tensor-parallel GPUs (1)",
+    )
+    p.add_argument(
+        "--pipeline-parallel",
+        type=int_arg("pipeline-parallel"),
+        default=1,
+        help="pipeline stages (1)",
+    )
+    p.add_argument(
+        "--sequence-parallel",
+        action="store_true",
+        help="split LayerNorm/dropout activations across tensor-parallel GPUs too",
+    )
+    p.add_argument("--gpu", default=None, help="GPU name or alias, to say whether it fits")
+
+
+def _run(a: argparse.Namespace) -> object:
+    return training_memory(
+        a.params,
+        optimizer=a.optimizer,
+        precision=a.precision,
+        layers=a.layers,
+        hidden=a.hidden,
+        seq_len=a.seq_len,
+        batch=a.batch,
+        heads=a.heads,
+        checkpointing=a.checkpointing,
+        accumulation_steps=a.accumulation_steps,
+        data_parallel=a.data_parallel,
+        zero=a.zero,
+        tensor_parallel=a.tensor_parallel,
+        pipeline_parallel=a.pipeline_parallel,
+        sequence_parallel=a.sequence_parallel,
+        gpu=a.gpu,
+    )
+
+
+COMMANDS = [
+    Command(
+        "memory",
+        "bytes of weights, gradients, optimizer states and activations when training, per GPU",
+        _configure,
+        _run,
+        order=70,
+    )
+]

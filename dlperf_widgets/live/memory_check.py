@@ -1,0 +1,404 @@
+"""Check the training-memory model against what PyTorch really keeps, on the CPU.
+
+Two measurements, each compared with :mod:`dlperf_widgets.core.memory`:
+
+- :func:`measure_training_state` trains a small model for one optimizer step and adds up
+  the bytes of its parameters, gradients and optimizer states (each storage counted once).
+  The tensors with one value per parameter (Adam's two moments, SGD's momentum buffer)
+  must equal the model's bytes per parameter exactly; PyTorch's Adam also keeps one
+  4-byte ``step`` counter per parameter tensor, reported apart as bookkeeping.
+  ``precision='mixed-bf16'`` (or ``'mixed-fp16'``) keeps an FP32 master model and a 16-bit
+  working copy, as the slides' 6 bytes per parameter assume: forward and backward run on
+  the copy, its gradients are moved into FP32 on the master, the optimizer updates the
+  master, and the master is copied back.
+- :func:`measure_activations` runs one transformer block forward and records, with
+  ``torch.autograd.graph.saved_tensors_hooks``, every tensor autograd keeps for the backward
+  pass (parameters excluded, each storage counted once). The block is written so that it
+  keeps exactly the tensors Korthikanti et al. (2022) count (explicit attention: no fused
+  kernel, which would not keep the s x s scores). Two differences from the paper remain
+  and are stated: on the CPU, dropout keeps its mask in the activation dtype (the model
+  is evaluated with ``mask_bytes`` = element size), and LayerNorm keeps its mean and
+  1/std (2 values per token and LayerNorm), which the formula leaves out.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .._optional import require
+from ..core._validate import check_choice, check_int, check_number
+from ..core.errors import InvalidParameter
+from ..core.memory import (
+    OPTIMIZER_BYTES,
+    ActivationResult,
+    training_memory,
+    transformer_activation_bytes,
+)
+from ..core.results import ResultMixin
+
+__all__ = [
+    "ActivationMeasurement",
+    "SavedTensorTracker",
+    "StateMeasurement",
+    "measure_activations",
+    "measure_training_state",
+    "transformer_block",
+]
+
+_TORCH_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+
+
+def _torch() -> Any:
+    return require("torch", "live memory checks")
+
+
+def storage_bytes(tensors: Any) -> int:
+    """Bytes of the distinct storages behind ``tensors`` (views counted once)."""
+    seen: dict[int, int] = {}
+    for t in tensors:
+        if t is None:
+            continue
+        st = t.untyped_storage()
+        seen[st.data_ptr()] = st.nbytes()
+    return sum(seen.values())
+
+
+# --------------------------------------------------------------------------------------
+# Parameters, gradients and optimizer states
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StateMeasurement(ResultMixin):
+    """Measured bytes of weights, gradients and optimizer states, beside the model's.
+
+    ``optimizer_bookkeeping_bytes``: optimizer tensors that are not one value per
+    parameter (Adam's per-tensor ``step`` counters), which the model leaves out.
+    """
+
+    optimizer: str
+    precision: str
+    params: int
+    param_tensors: int
+    weights_bytes: int
+    gradients_bytes: int
+    optimizer_bytes: int
+    optimizer_bookkeeping_bytes: int
+    model_weights_bytes: float
+    model_gradients_bytes: float
+    model_optimizer_bytes: float
+    matches: bool
+
+    _units: ClassVar[dict[str, str]] = {
+        k: "B"
+        for k in (
+            "weights_bytes",
+            "gradients_bytes",
+            "optimizer_bytes",
+            "optimizer_bookkeeping_bytes",
+            "model_weights_bytes",
+            "model_gradients_bytes",
+            "model_optimizer_bytes",
+        )
+    }
+
+    def _title(self) -> str:
+        return f"Measured training state: {self.precision}, {self.optimizer}"
+
+
+def _default_model(torch: Any) -> Any:
+    nn = torch.nn
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64), nn.LayerNorm(64))
+
+
+def _make_optimizer(torch: Any, name: str, params: Any) -> Any:
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-2)
+    if name == "sgd-momentum":
+        return torch.optim.SGD(params, lr=1e-2, momentum=0.9)
+    if name == "adam":
+        return torch.optim.Adam(params, lr=1e-3)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-3)
+    raise InvalidParameter(
+        f"'optimizer' must be one of sgd, sgd-momentum, adam, adamw for a live measurement "
+        f"(got {name!r}; 8-bit Adam needs bitsandbytes and a GPU)"
+    )
+
+
+def measure_training_state(
+    model: Any = None,
+    *,
+    optimizer: str = "adamw",
+    precision: str = "fp32",
+    inputs: Any = None,
+) -> StateMeasurement:
+    """Run one optimizer step on ``model`` (default: a small MLP) and measure its bytes.
+
+    ``inputs``: a batch for the model (default: random, shaped for the default model).
+    The loss is the mean square of the output, only to have gradients.
+    """
+    torch = _torch()
+    opt_name = check_choice("optimizer", optimizer, tuple(OPTIMIZER_BYTES))
+    prec = check_choice("precision", precision, ("fp32", "mixed-fp16", "mixed-bf16"))
+    master = _default_model(torch) if model is None else model
+    x = torch.randn(16, 64) if inputs is None else inputs
+    master_params = [p for p in master.parameters() if p.requires_grad]
+    opt = _make_optimizer(torch, opt_name, master_params)
+
+    if prec == "fp32":
+        master(x).float().pow(2).mean().backward()
+        opt.step()
+        weights = storage_bytes(master_params)
+    else:
+        low_dtype = torch.bfloat16 if prec == "mixed-bf16" else torch.float16
+        work = copy.deepcopy(master).to(low_dtype)
+        work_params = [p for p in work.parameters() if p.requires_grad]
+        work(x.to(low_dtype)).float().pow(2).mean().backward()
+        with torch.no_grad():
+            for pm, pw in zip(master_params, work_params, strict=True):
+                pm.grad = pw.grad.float()  # gradients live in FP32 on the master
+                pw.grad = None
+        opt.step()
+        with torch.no_grad():
+            for pm, pw in zip(master_params, work_params, strict=True):
+                pw.copy_(pm)
+        weights = storage_bytes(master_params) + storage_bytes(work_params)
+    grads = storage_bytes(p.grad for p in master_params)
+    per_param = bookkeeping = 0
+    for p in master_params:
+        for value in opt.state.get(p, {}).values():
+            if not torch.is_tensor(value):
+                continue
+            if value.numel() == p.numel():
+                per_param += storage_bytes([value])
+            else:
+                bookkeeping += storage_bytes([value])
+    n = sum(p.numel() for p in master_params)
+    mod = training_memory(n, optimizer=opt_name, precision=prec)
+    return StateMeasurement(
+        optimizer=opt_name,
+        precision=prec,
+        params=n,
+        param_tensors=len(master_params),
+        weights_bytes=weights,
+        gradients_bytes=grads,
+        optimizer_bytes=per_param,
+        optimizer_bookkeeping_bytes=bookkeeping,
+        model_weights_bytes=mod.weights_bytes,
+        model_gradients_bytes=mod.gradients_bytes,
+        model_optimizer_bytes=mod.optimizer_bytes,
+        matches=(weights, grads, per_param)
+        == (mod.weights_bytes, mod.gradients_bytes, mod.optimizer_bytes),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Saved tensors: what autograd keeps for the backward pass
+# --------------------------------------------------------------------------------------
+
+
+class _Held:
+    """A saved tensor wrapped so the tracker knows when autograd lets go of it."""
+
+    __slots__ = ("key", "tensor", "tracker")
+
+    def __init__(self, tracker: SavedTensorTracker, key: int, nbytes: int, tensor: Any) -> None:
+        self.tracker, self.key, self.tensor = tracker, key, tensor
+        entry = tracker._live.get(key)
+        if entry is None:
+            tracker._live[key] = [1, nbytes]
+            tracker.current_bytes += nbytes
+            tracker.peak_bytes = max(tracker.peak_bytes, tracker.current_bytes)
+        else:
+            entry[0] += 1
+
+    def __del__(self) -> None:
+        entry = self.tracker._live.get(self.key)
+        if entry is None:
+            return
+        entry[0] -= 1
+        if entry[0] == 0:
+            self.tracker.current_bytes -= entry[1]
+            del self.tracker._live[self.key]
+
+
+class SavedTensorTracker:
+    """Context manager counting the bytes autograd saves for backward, live and at peak.
+
+    Every tensor autograd saves passes through ``pack``; tensors whose storage belongs to
+    one of ``exclude`` (the parameters) are ignored, and a storage saved by several ops
+    counts once. When autograd frees a saved tensor (after the backward pass reaches it)
+    its bytes leave ``current_bytes``; ``peak_bytes`` keeps the maximum. Run the backward
+    pass inside the ``with`` block to see recomputation (reentrant checkpointing).
+    """
+
+    def __init__(self, exclude: Any = ()) -> None:
+        torch = _torch()
+        self._torch = torch
+        self._exclude = {p.untyped_storage().data_ptr() for p in exclude}
+        self._live: dict[int, list[int]] = {}
+        self.current_bytes = 0
+        self.peak_bytes = 0
+        self.saved: list[tuple[tuple[int, ...], str, int]] = []  # shape, dtype, storage bytes
+        self._ctx: Any = None
+
+    def _pack(self, t: Any) -> Any:
+        st = t.untyped_storage()
+        key = st.data_ptr()
+        if key in self._exclude:
+            return t
+        self.saved.append((tuple(t.shape), str(t.dtype).replace("torch.", ""), st.nbytes()))
+        return _Held(self, key, st.nbytes(), t)
+
+    @staticmethod
+    def _unpack(h: Any) -> Any:
+        return h.tensor if isinstance(h, _Held) else h
+
+    def __enter__(self) -> SavedTensorTracker:
+        self._ctx = self._torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._ctx.__exit__(*exc)
+
+
+@functools.lru_cache(maxsize=1)
+def _block_class() -> Any:
+    torch = _torch()
+    nn = torch.nn
+    functional = torch.nn.functional
+
+    class TransformerBlock(nn.Module):
+        """Pre-LayerNorm transformer layer with explicit attention, as the paper counts it."""
+
+        def __init__(self, hidden: int, heads: int, dropout: float) -> None:
+            super().__init__()
+            self.heads, self.p = heads, dropout
+            self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+            self.q, self.k, self.v = (nn.Linear(hidden, hidden) for _ in range(3))
+            self.proj = nn.Linear(hidden, hidden)
+            self.fc1, self.fc2 = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
+            self.act = nn.GELU()
+
+        def forward(self, x: Any) -> Any:
+            b, s, h = x.shape
+            a, d = self.heads, h // self.heads
+            y = self.ln1(x)
+
+            def split(t: Any) -> Any:
+                return t.view(b, s, a, d).transpose(1, 2)
+
+            q, k, v = split(self.q(y)), split(self.k(y)), split(self.v(y))
+            scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
+            probs = functional.dropout(scores.softmax(-1), self.p, self.training)
+            context = (probs @ v).transpose(1, 2).reshape(b, s, h)
+            x = x + functional.dropout(self.proj(context), self.p, self.training)
+            y = self.fc2(self.act(self.fc1(self.ln2(x))))
+            return x + functional.dropout(y, self.p, self.training)
+
+    return TransformerBlock
+
+
+def transformer_block(hidden: int = 64, heads: int = 4, dropout: float = 0.1) -> Any:
+    """A torch transformer layer that keeps exactly the tensors of Korthikanti et al. 2022."""
+    hidden = check_int("hidden", hidden, allow_array=False)
+    heads = check_int("heads", heads, allow_array=False)
+    dropout = check_number("dropout", dropout, minimum=0, maximum=1)
+    if hidden % heads:
+        raise InvalidParameter(f"'hidden' must be a multiple of heads ({heads}) (got {hidden})")
+    return _block_class()(hidden, heads, dropout)
+
+
+@dataclass(frozen=True)
+class ActivationMeasurement(ResultMixin):
+    """Bytes saved for backward by one transformer block: measured vs the model.
+
+    ``layernorm_stats_bytes`` is the part of the measurement the formula leaves out (the
+    LayerNorms' mean and 1/std); ``ratio`` = measured / model.
+    """
+
+    seq_len: int
+    batch: int
+    hidden: int
+    heads: int
+    dtype: str
+    dropout: float
+    checkpoint: bool
+    measured_bytes: int
+    model_bytes: float
+    ratio: float
+    layernorm_stats_bytes: int
+    saved_tensors: int
+    model: ActivationResult
+
+    _hidden: ClassVar[tuple[str, ...]] = ("model",)
+    _units: ClassVar[dict[str, str]] = {
+        "measured_bytes": "B",
+        "model_bytes": "B",
+        "layernorm_stats_bytes": "B",
+    }
+
+    def _title(self) -> str:
+        return "Activation bytes of a transformer block: measured vs model"
+
+
+def measure_activations(
+    seq_len: int = 64,
+    batch: int = 2,
+    hidden: int = 64,
+    heads: int = 4,
+    *,
+    dtype: str = "fp32",
+    dropout: float = 0.1,
+    checkpoint: bool = False,
+    seed: int = 0,
+) -> ActivationMeasurement:
+    """Measure the activations one transformer block keeps, and the model's estimate.
+
+    With ``checkpoint=True`` the block runs under ``torch.utils.checkpoint`` and keeps only
+    its input, which the model predicts as the layer-input bytes (s*b*h elements).
+    """
+    torch = _torch()
+    s = check_int("seq_len", seq_len, allow_array=False)
+    b = check_int("batch", batch, allow_array=False)
+    name = check_choice("dtype", dtype, tuple(_TORCH_DTYPES))
+    tdtype = getattr(torch, _TORCH_DTYPES[name])
+    torch.manual_seed(seed)
+    block = transformer_block(hidden, heads, dropout).to(tdtype).train()
+    x = torch.randn(b, s, hidden, dtype=tdtype, requires_grad=True)
+    tracker = SavedTensorTracker(exclude=list(block.parameters()))
+    with tracker:
+        if checkpoint:
+            out = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+        else:
+            out = block(x)
+        measured = tracker.current_bytes
+    out.float().sum().backward()  # the graph was real: backward runs
+    elem = torch.finfo(tdtype).bits // 8
+    model = transformer_activation_bytes(
+        s, b, hidden, heads, bytes_per_element=elem, mask_bytes=elem, dropout=dropout > 0
+    )
+    predicted = model.layer_input_bytes if checkpoint else model.total_bytes
+    stats = sum(n for shape, _, n in tracker.saved if shape == (b, s, 1))
+    return ActivationMeasurement(
+        seq_len=s,
+        batch=b,
+        hidden=hidden,
+        heads=heads,
+        dtype=name,
+        dropout=float(dropout),
+        checkpoint=bool(checkpoint),
+        measured_bytes=int(measured),
+        model_bytes=float(predicted),
+        ratio=measured / predicted,
+        layernorm_stats_bytes=int(stats),
+        saved_tensors=len(tracker.saved),
+        model=model,
+    )

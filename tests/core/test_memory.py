@@ -1,0 +1,258 @@
+"""Guards core/memory.py: bytes per parameter (R14), activations, checkpointing (R17),
+accumulation, per-GPU splits, the techniques table and input errors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dlperf_widgets import training_memory as lazy_training_memory
+from dlperf_widgets.core.errors import InvalidParameter
+from dlperf_widgets.core.gpus import gpu
+from dlperf_widgets.core.memory import (
+    checkpoint_activation_bytes,
+    optimization_techniques,
+    training_memory,
+    transformer_activation_bytes,
+)
+
+P = 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("precision", "weights"), [("fp32", 4), ("mixed-fp16", 6), ("mixed-bf16", 6)]
+)
+@pytest.mark.parametrize(
+    ("optimizer", "states"),
+    [("adamw", 8), ("adam", 8), ("adam8bit", 2), ("sgd-momentum", 4), ("sgd", 0)],
+)
+def test_r14_bytes_per_parameter(precision, weights, optimizer, states):
+    """R14 (slides, "GPU memory"): weights 4 B (FP32) or 6 B (mixed), AdamW 8 B, 8-bit
+    AdamW 2 B, SGD with momentum 4 B, gradients always 4 B per parameter."""
+    r = training_memory(P, optimizer=optimizer, precision=precision)
+    assert r.weights_bytes == weights * P
+    assert r.gradients_bytes == 4 * P
+    assert r.optimizer_bytes == states * P
+    assert r.total_bytes == (weights + 4 + states) * P
+    assert r.per_gpu_bytes == r.total_bytes
+    assert r.fits is None
+
+
+def test_mixed_adamw_is_18_bytes_per_parameter():
+    """The slides' accounting adds up to 6 + 4 + 8 = 18 B/param: a 7B model needs 126 GB
+    before activations, so it does not fit one 80 GB A100."""
+    r = training_memory(7e9, gpu="A100")
+    assert r.total_bytes == 126e9
+    assert r.fits is False
+    assert training_memory(1e9, gpu="A100").fits is True
+
+
+def test_activation_formula_is_korthikanti():
+    """Korthikanti et al. 2022, sec. 4.1: s*b*h*(34 + 5*a*s/h) bytes per layer (16-bit);
+    with tensor parallelism t: s*b*h*(10 + 24/t + 5*a*s/(h*t)); with sequence parallelism
+    everything divides by t. Checked on the paper's GPT-3 layer (s=2048, h=12288, a=96)."""
+    s, b, h, a = 2048, 1, 12288, 96
+    assert transformer_activation_bytes(s, b, h, a).total_bytes == s * b * h * (34 + 5 * a * s / h)
+    t = 8
+    tp = transformer_activation_bytes(s, b, h, a, tensor_parallel=t)
+    assert tp.total_bytes == pytest.approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t)))
+    sp = transformer_activation_bytes(s, b, h, a, tensor_parallel=t, sequence_parallel=True)
+    assert sp.total_bytes == pytest.approx(s * b * h * (34 + 5 * a * s / h) / t)
+
+
+def test_activation_groups_add_up_and_scale():
+    """The groups (LayerNorm, attention, scores, MLP, masks) sum to the total; FP32 doubles
+    every 2-byte tensor but not the 1-byte masks; the layer input is s*b*h elements."""
+    r = transformer_activation_bytes(512, 4, 1024, 16)
+    parts = (
+        r.layernorm_inputs_bytes
+        + r.attention_projections_bytes
+        + r.attention_scores_bytes
+        + r.mlp_bytes
+        + r.dropout_masks_bytes
+    )
+    assert parts == r.total_bytes
+    r32 = transformer_activation_bytes(512, 4, 1024, 16, bytes_per_element=4)
+    assert r32.total_bytes - r32.dropout_masks_bytes == 2 * (r.total_bytes - r.dropout_masks_bytes)
+    assert r.layer_input_bytes == 512 * 4 * 1024 * 2
+
+
+def test_r17_sqrt_checkpointing_is_order_sqrt_n():
+    """R17 (slides, "Activation Re-computation"): checkpointing segments of sqrt(n) layers
+    makes activation memory O(sqrt(n)) for one extra forward pass: 16x the layers costs
+    about 4x the memory (not 16x), and every layer is recomputed once."""
+    a, x = 34.0, 2.0  # per-layer activations and layer input, in units of s*b*h bytes
+    peaks = {n: checkpoint_activation_bytes(n, a, x, "sqrt")[1] for n in (16, 256, 4096)}
+    assert peaks[256] / peaks[16] == pytest.approx(4, rel=0.05)
+    assert peaks[4096] / peaks[256] == pytest.approx(4, rel=0.05)
+    none = {n: checkpoint_activation_bytes(n, a, x, "none")[1] for n in (16, 256)}
+    assert none[256] / none[16] == 16
+    assert checkpoint_activation_bytes(256, a, x, "sqrt")[2] == 256  # one more forward
+    assert checkpoint_activation_bytes(256, a, x, "none")[2] == 0
+
+
+def test_checkpointing_formulas():
+    """ceil(n/k) inputs after the forward pass; the peak adds one segment's k*A - X."""
+    stored, peak, _ = checkpoint_activation_bytes(10, 34.0, 2.0, "every-3")
+    assert stored == math.ceil(10 / 3) * 2.0
+    assert peak == stored + 3 * 34.0 - 2.0
+    assert checkpoint_activation_bytes(10, 34.0, 2.0, "every") == (20.0, 20.0 + 32.0, 10)
+    assert checkpoint_activation_bytes(10, 34.0, 2.0, 10)[1] == 340.0  # one segment = none
+
+
+def test_gradient_accumulation_keeps_effective_batch_and_cuts_activations():
+    """k accumulation steps run micro-batches of batch/k: activations shrink k-fold (the
+    formula is linear in b), weights/gradients/optimizer states do not change."""
+    dims = dict(layers=24, hidden=2048, seq_len=1024, batch=32, heads=16)
+    one = training_memory(1.3e9, **dims)
+    four = training_memory(1.3e9, accumulation_steps=4, **dims)
+    assert four.activations_bytes == pytest.approx(one.activations_bytes / 4)
+    assert (four.effective_batch, four.micro_batch, one.micro_batch) == (32, 8, 32)
+    assert four.model_state_bytes == one.model_state_bytes
+
+
+def test_whole_model_activations():
+    """Activations of the model = layers x per-layer bytes at the micro-batch."""
+    r = training_memory(1.3e9, layers=24, hidden=2048, seq_len=1024, batch=8, heads=16)
+    per_layer = 1024 * 8 * 2048 * (34 + 5 * 16 * 1024 / 2048)
+    assert r.activations_bytes == 24 * per_layer
+    assert r.activations_per_layer_bytes == per_layer
+    assert r.total_bytes == 18 * 1.3e9 + 24 * per_layer
+
+
+def test_zero_partitions_per_gpu():
+    """ZeRO over 8 GPUs (mixed AdamW, 6+4+8 B/param): stage 1 splits states and FP32 master
+    weights, stage 2 also gradients, stage 3 also the 16-bit weights."""
+    psi, n = 1e9, 8
+    per = [training_memory(psi, data_parallel=n, zero=z).per_gpu_bytes for z in range(4)]
+    assert per[0] == 18 * psi
+    assert per[1] == pytest.approx(2 * psi + 4 * psi + (4 + 8) * psi / n)
+    assert per[2] == pytest.approx(2 * psi + (4 + 4 + 8) * psi / n)
+    assert per[3] == pytest.approx(18 * psi / n)
+
+
+def test_tensor_and_pipeline_parallel_split():
+    """Tensor x pipeline parallelism splits model states evenly; the first pipeline stage
+    holds layers/p layers for up to p micro-batches in flight (1F1B)."""
+    dims = dict(layers=32, hidden=4096, seq_len=2048, batch=8, heads=32)
+    base = training_memory(7e9, **dims)
+    tp = training_memory(7e9, tensor_parallel=4, **dims)
+    assert tp.per_gpu_weights_bytes == base.weights_bytes / 4
+    per_layer_tp = transformer_activation_bytes(2048, 8, 4096, 32, tensor_parallel=4).total_bytes
+    assert tp.per_gpu_activations_bytes == pytest.approx(32 * per_layer_tp)
+    pp = training_memory(7e9, pipeline_parallel=4, accumulation_steps=8, **dims)
+    micro_layer = transformer_activation_bytes(2048, 1, 4096, 32).total_bytes
+    assert pp.per_gpu_activations_bytes == pytest.approx(4 * (32 / 4) * micro_layer)
+    assert pp.gpus == 4 and pp.per_gpu_optimizer_bytes == base.optimizer_bytes / 4
+
+
+def test_gpu_fit_and_lazy_public_name():
+    """fits compares per-GPU bytes with the GPU's memory; dlperf_widgets.training_memory is this."""
+    r = lazy_training_memory(3e9, gpu="A100")
+    assert r.fits is (r.per_gpu_bytes <= gpu("A100").memory_bytes)
+    assert r.gpu_memory_bytes == gpu("A100").memory_bytes
+    d = r.to_dict()
+    for key in (
+        "weights_bytes",
+        "gradients_bytes",
+        "optimizer_bytes",
+        "activations_bytes",
+        "total_bytes",
+        "per_gpu_bytes",
+        "fits",
+    ):
+        assert key in d
+
+
+def test_optimization_techniques_table():
+    """The slides' table: accumulation and checkpointing save memory, not time; mixed
+    precision speeds up; the DataLoader speeds up without saving memory; ZeRO saves memory."""
+    rows = {t.technique: t for t in optimization_techniques()}
+    assert len(rows) == 7
+    assert (rows["Gradient accumulation"].speed, rows["Gradient accumulation"].memory) == (
+        "no",
+        "yes",
+    )
+    assert (rows["Gradient checkpointing"].speed, rows["Gradient checkpointing"].memory) == (
+        "no",
+        "yes",
+    )
+    assert (rows["Mixed precision training"].speed, rows["Mixed precision training"].memory) == (
+        "yes",
+        "(no)",
+    )
+    assert rows["DataLoader"].speeds_up and not rows["DataLoader"].saves_memory
+    assert rows["DeepSpeed Zero"].saves_memory and not rows["DeepSpeed Zero"].speeds_up
+    assert rows["Batch size"].speeds_up and rows["Optimizer choice"].saves_memory
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(params=-5), r"'params' must be a positive number \(got -5\)"),
+        (dict(params=1e9, optimizer="adm"), r"'optimizer' must be one of .*\(got 'adm'\)"),
+        (dict(params=1e9, precision="fp8"), r"'precision' must be one of"),
+        (dict(params=1e9, zero=4), r"'zero' must be an integer between 0 and 3 \(got 4\)"),
+        (
+            dict(
+                params=1e9,
+                layers=30,
+                hidden=4096,
+                seq_len=2048,
+                batch=8,
+                heads=32,
+                pipeline_parallel=4,
+            ),
+            r"'pipeline_parallel' must divide layers \(30\) \(got 4\)",
+        ),
+        (
+            dict(
+                params=1e9,
+                layers=32,
+                hidden=4096,
+                seq_len=2048,
+                batch=8,
+                heads=32,
+                tensor_parallel=3,
+            ),
+            r"'tensor_parallel' must divide heads \(32\) \(got 3\)",
+        ),
+        (
+            dict(
+                params=1e9,
+                layers=32,
+                hidden=4096,
+                seq_len=2048,
+                batch=8,
+                heads=32,
+                accumulation_steps=3,
+            ),
+            r"'accumulation_steps' must divide batch \(8\) \(got 3\)",
+        ),
+        (
+            dict(params=1e9, layers=32, hidden=4100, seq_len=2048, batch=8, heads=32),
+            r"'hidden' must be a multiple of heads",
+        ),
+        (dict(params=1e9, layers=32, hidden=4096), r"'seq_len' must be a positive integer when"),
+        (dict(params=1e9, checkpointing="evry"), r"'checkpointing' must be one of"),
+        (
+            dict(
+                params=1e9,
+                layers=4,
+                hidden=64,
+                seq_len=8,
+                batch=1,
+                heads=4,
+                checkpointing="every-9",
+            ),
+            r"K between 1 and the 4 layers \(got 9\)",
+        ),
+        (dict(params=1e9, data_parallel=0), r"'data_parallel' must be a positive integer"),
+    ],
+)
+def test_bad_input_is_one_clear_sentence(kwargs, message):
+    """Negative sizes, unknown names and parallel sizes that don't divide are InvalidParameter."""
+    params = kwargs.pop("params")
+    with pytest.raises(InvalidParameter, match=message):
+        training_memory(params, **kwargs)
