@@ -1,0 +1,44 @@
+"""Self-checks for the exercise notebooks.
+
+    from dlperf_widgets.exercises import check
+    check("01.flops", flops)        # ✓ correct / ✗ not right yet + a hint / … not answered yet
+
+Every task computes its expected answer with the analytical core from the task's parameters
+(``task("01.flops").params``); pass keyword arguments to check a variant, e.g.
+``check("01.flops", answer, m=4096)``. ``check`` never raises on an answer: it returns a
+:class:`CheckResult` (``.correct``, ``.message``, ``.hint``) that displays in a notebook.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from ._check import CheckResult, Mistake, Task, evaluate
+from ._registry import all_tasks
+
+__all__ = ["CheckResult", "Mistake", "Task", "check", "task", "tasks"]
+
+
+def tasks(prefix: str = "") -> list[Task]:
+    """All tasks whose id starts with ``prefix`` (e.g. ``'03.'``), in notebook order."""
+    return [t for t in all_tasks().values() if t.id.startswith(prefix)]
+
+
+def task(task_id: str) -> Task:
+    """The task called ``task_id``; raises KeyError naming the closest ids if there is none."""
+    registry = all_tasks()
+    if task_id not in registry:
+        near = difflib.get_close_matches(str(task_id), list(registry), n=3)
+        more = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else "."
+        raise KeyError(f"no exercise task {task_id!r}{more}")
+    return registry[task_id]
+
+
+def check(task_id: str, answer: Any = ..., **params: Any) -> CheckResult:
+    """Check ``answer`` to exercise ``task_id``; keyword arguments change the task's inputs."""
+    try:
+        t = task(task_id)
+    except KeyError as exc:
+        return CheckResult(str(task_id), "invalid", str(exc.args[0]), answer=answer)
+    return evaluate(t, answer, params)

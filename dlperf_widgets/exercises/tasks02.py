@@ -1,0 +1,197 @@
+"""Tasks of exercises/02_bounds_and_roofline_exercises.ipynb: ops:byte, limiters, intensity."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.dtypes import dtype
+from ..core.gemm import arithmetic_intensity, gemm, gemm_bytes, gemm_flops, gemm_sweep
+from ..core.gpus import gpu
+from ._check import Mistake, Params, Task
+
+FORGOT_2 = "a multiply-add is two FLOPs: a GEMM does 2·M·N·K of them."
+BITS = "that looks like bits: divide by 8; sizes are in bytes (fp16 = 2 bytes)."
+
+
+def _limiter(p: Params) -> str:
+    return gemm(p["m"], p["n"], p["k"], dtype=p["dtype"], gpu=p["gpu"]).limiter
+
+
+def _first_math_batch(p: Params, ignore_c: bool = False) -> int:
+    """Smallest batch N for which the Linear layer's forward GEMM is math-bound."""
+    n = np.arange(1, p["max_batch"] + 1)
+    if ignore_c:
+        size = dtype(p["dtype"]).bytes_per_element
+        m, k = p["outputs"], p["inputs"]
+        ai = gemm_flops(m, n, k) / (gemm_bytes(m, n, k, size) - m * n * size)
+        math = ai > gpu(p["gpu"]).ops_per_byte(p["dtype"])
+    else:
+        s = gemm_sweep(p["outputs"], n, p["inputs"], dtype=p["dtype"], gpu=p["gpu"])
+        math = np.asarray(s.limiter) == "math"
+    if not math.any():
+        raise ValueError("no batch size up to max_batch is math-bound")
+    return int(n[np.argmax(math)])
+
+
+def _linear_ai(p: Params) -> float:
+    # Linear layer as a GEMM (forward): M = outputs, N = batch, K = inputs.
+    return float(arithmetic_intensity(p["outputs"], p["batch"], p["inputs"], p["dtype"]))
+
+
+def _relu(p: Params) -> float:
+    from ..core.memlimited import memory_op
+
+    fwd = memory_op("relu", elements=p["elements"], dtype=p["dtype"], gpu=p["gpu"])[0]
+    return fwd.arithmetic_intensity
+
+
+LINEAR = {"outputs": 4096, "inputs": 1024, "batch": 512, "dtype": "fp16"}
+
+TASKS = [
+    Task(
+        id="02.ops_per_byte",
+        question="ops:byte ratio of the GPU (peak FLOP/s ÷ memory bandwidth in B/s)",
+        kind="number",
+        unit="FLOP/B",
+        params={"gpu": "V100", "dtype": "fp16"},
+        expected=lambda p: gpu(p["gpu"]).ops_per_byte(p["dtype"]),
+        rel_tol=0.01,
+        mistakes=(
+            Mistake(
+                "bandwidth in GB/s",
+                lambda p: gpu(p["gpu"]).ops_per_byte(p["dtype"]) * 1e9,
+                "the bandwidth must be in bytes per second: 900 GB/s = 900e9 B/s.",
+            ),
+            Mistake(
+                "FP32 CUDA-core peak",
+                lambda p: (
+                    gpu(p["gpu"]).peak_flops("fp32") / gpu(p["gpu"]).memory_bandwidth_bytes_per_s
+                ),
+                "use the peak of the data type asked for (FP16 on Tensor Cores), not FP32.",
+            ),
+            Mistake(
+                "upside down",
+                lambda p: 1 / gpu(p["gpu"]).ops_per_byte(p["dtype"]),
+                "ops:byte is FLOP/s divided by B/s, not the other way round.",
+            ),
+        ),
+        hint="peak FLOP/s for the dtype divided by the DRAM bandwidth in bytes per second.",
+    ),
+    Task(
+        id="02.limiter_tall",
+        question="what limits the GEMM: 'math', 'memory' or 'latency'?",
+        kind="choice",
+        choices=("math", "memory", "latency"),
+        params={"m": 8192, "n": 128, "k": 8192, "dtype": "fp16", "gpu": "V100"},
+        expected=_limiter,
+        mistakes=(
+            Mistake(
+                "math",
+                lambda p: "math",
+                "compare the arithmetic intensity (about 124 FLOP/B) with the GPU's ops:byte "
+                "ratio (about 139): below the ratio, memory sets the pace.",
+            ),
+            Mistake(
+                "latency",
+                lambda p: "latency",
+                "a 8192-row output splits into far more tiles than the GPU has SMs, so "
+                "parallelism is not the problem.",
+            ),
+        ),
+    ),
+    Task(
+        id="02.limiter_small",
+        question="what limits the GEMM: 'math', 'memory' or 'latency'?",
+        kind="choice",
+        choices=("math", "memory", "latency"),
+        params={"m": 256, "n": 256, "k": 256, "dtype": "fp16", "gpu": "A100"},
+        expected=_limiter,
+        mistakes=(
+            Mistake(
+                "memory",
+                lambda p: "memory",
+                "start with step 3 of the procedure: how many thread blocks does a 256×256 "
+                "output give, and how many SMs are waiting for work?",
+            ),
+            Mistake(
+                "math",
+                lambda p: "math",
+                "before comparing intensity with ops:byte, count the thread blocks: a tiny "
+                "output cannot keep 108 SMs busy.",
+            ),
+        ),
+    ),
+    Task(
+        id="02.linear_ai",
+        question="arithmetic intensity of the Linear layer's forward pass (FLOP/B)",
+        kind="number",
+        unit="FLOP/B",
+        params=LINEAR,
+        expected=_linear_ai,
+        rel_tol=0.005,
+        mistakes=(
+            Mistake(
+                "forgot the factor 2 (or 4-byte elements)",
+                lambda p: _linear_ai(p) / 2,
+                "half the right value: a multiply-add is two FLOPs, and an fp16 element is "
+                "2 bytes, not 4.",
+            ),
+            Mistake("bits instead of bytes", lambda p: _linear_ai(p) / 8, BITS),
+            Mistake(
+                "ignored writing the output",
+                lambda p: (
+                    float(gemm_flops(p["outputs"], p["batch"], p["inputs"]))
+                    / (
+                        (p["outputs"] * p["inputs"] + p["inputs"] * p["batch"])
+                        * dtype(p["dtype"]).bytes_per_element
+                    )
+                ),
+                "the layer also writes its outputs × batch activations: count them.",
+            ),
+        ),
+        hint="as a GEMM: M = outputs, N = batch, K = inputs; then FLOPs ÷ bytes.",
+    ),
+    Task(
+        id="02.relu_ai",
+        question="arithmetic intensity of a ReLU forward pass (FLOP/B)",
+        kind="number",
+        unit="FLOP/B",
+        params={"elements": 2**24, "dtype": "fp16", "gpu": "V100"},
+        expected=_relu,
+        rel_tol=0.01,
+        mistakes=(
+            Mistake(
+                "forgot the write",
+                lambda p: 2 * _relu(p),
+                "ReLU reads every input and also writes every output: two tensors cross memory.",
+            ),
+            Mistake("bits instead of bytes", lambda p: _relu(p) / 8, BITS),
+            Mistake(
+                "fp32 element size",
+                lambda p: _relu(p) / 2,
+                "an fp16 element is 2 bytes, not 4.",
+            ),
+        ),
+        hint="one comparison per element; count the bytes read and written per element.",
+    ),
+    Task(
+        id="02.math_batch",
+        question="smallest batch size at which the Linear layer's forward GEMM is math-bound",
+        kind="integer",
+        params={"outputs": 4096, "inputs": 1024, "dtype": "fp16", "gpu": "V100", "max_batch": 4096},
+        expected=_first_math_batch,
+        mistakes=(
+            Mistake(
+                "ignored writing the output",
+                lambda p: _first_math_batch(p, ignore_c=True),
+                "include the output activations (outputs × batch elements) in the bytes.",
+            ),
+            Mistake(
+                "one too small",
+                lambda p: _first_math_batch(p) - 1,
+                "at that batch the intensity is still just below ops:byte: take the next one.",
+            ),
+        ),
+        hint="write the intensity as a function of the batch N and solve AI(N) > ops:byte.",
+    ),
+]

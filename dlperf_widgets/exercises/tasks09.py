@@ -1,0 +1,109 @@
+"""Tasks of exercises/09_measure_for_real_exercises.ipynb: predict, measure, compare."""
+
+from __future__ import annotations
+
+from ..core.dtypes import dtype
+from ..core.gemm import gemm, gemm_bytes, gemm_flops
+from ..core.gpus import gpu
+from ._check import Mistake, Params, Task
+
+GEMM = {"m": 512, "n": 512, "k": 512, "dtype": "fp32"}
+
+
+def _flops(p: Params) -> float:
+    return float(gemm_flops(p["m"], p["n"], p["k"]))
+
+
+def _bytes(p: Params) -> float:
+    return float(gemm_bytes(p["m"], p["n"], p["k"], dtype(p["dtype"]).bytes_per_element))
+
+
+def _time(p: Params) -> float:
+    t = p["time_s"]
+    if t is None:
+        raise ValueError("pass the measured time: check(..., time_s=...)")
+    return float(t)
+
+
+TASKS = [
+    Task(
+        id="09.model_time",
+        question="the model's predicted time for the GEMM on the GPU, in seconds",
+        kind="number",
+        unit="s",
+        params={"m": 8192, "n": 8192, "k": 8192, "dtype": "fp16", "gpu": "A100"},
+        expected=lambda p: (
+            gemm(p["m"], p["n"], p["k"], dtype=p["dtype"], gpu=p["gpu"]).predicted_time_s
+        ),
+        rel_tol=0.05,
+        mistakes=(
+            Mistake(
+                "used the sparse peak",
+                lambda p: _flops(p) / gpu(p["gpu"]).peak_flops(p["dtype"], sparse=True),
+                "that uses the 2:4 sparse peak; a dense GEMM runs at the dense rate.",
+            ),
+            Mistake(
+                "FLOPs, not time",
+                lambda p: _flops(p),
+                "that is the FLOP count; time = FLOPs ÷ FLOP/s.",
+            ),
+        ),
+        hint="a large square GEMM is math-bound: about FLOPs ÷ peak FLOP/s.",
+    ),
+    Task(
+        id="09.achieved_flops",
+        question="achieved FLOP/s of the measured GEMM",
+        kind="number",
+        unit="FLOP/s",
+        params={**GEMM, "time_s": None},
+        expected=lambda p: _flops(p) / _time(p),
+        rel_tol=0.01,
+        mistakes=(
+            Mistake(
+                "forgot the factor 2",
+                lambda p: _flops(p) / 2 / _time(p),
+                "a multiply-add is two FLOPs: the GEMM does 2·M·N·K.",
+            ),
+            Mistake(
+                "FLOPs, not FLOP/s",
+                lambda p: _flops(p),
+                "that is the FLOP count; divide by the measured time to get FLOP/s.",
+            ),
+            Mistake(
+                "upside down",
+                lambda p: _time(p) / _flops(p),
+                "FLOP/s is FLOPs divided by seconds.",
+            ),
+        ),
+        hint="2·M·N·K ÷ the median time in seconds.",
+    ),
+    Task(
+        id="09.achieved_bandwidth",
+        question="achieved bytes per second (A and B read once, C written once)",
+        kind="number",
+        unit="B/s",
+        params={**GEMM, "time_s": None},
+        expected=lambda p: _bytes(p) / _time(p),
+        rel_tol=0.01,
+        mistakes=(
+            Mistake(
+                "ignored writing C",
+                lambda p: (
+                    (_bytes(p) - p["m"] * p["n"] * dtype(p["dtype"]).bytes_per_element) / _time(p)
+                ),
+                "C is written to memory too: count M·N elements for it.",
+            ),
+            Mistake(
+                "fp16 size",
+                lambda p: _bytes(p) / 2 / _time(p),
+                "this GEMM runs in fp32: 4 bytes per element.",
+            ),
+            Mistake(
+                "bits",
+                lambda p: _bytes(p) * 8 / _time(p),
+                "that looks like bits per second; give bytes per second.",
+            ),
+        ),
+        hint="(M·K + K·N + M·N) × 4 bytes ÷ the median time.",
+    ),
+]

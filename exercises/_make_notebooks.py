@@ -1,0 +1,757 @@
+"""Write the exercise notebooks (the source versions, with solutions and nbgrader metadata).
+
+    python exercises/_make_notebooks.py [01 02 ...]      # then:
+    python tools/nbtools.py execute exercises/NN_*_exercises.ipynb
+    python -m dlperf_widgets.exercises.release exercises exercises/student
+
+Cells follow nbgrader's conventions: the answer cell is a solution cell whose solution sits
+between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` below a line that sets the answer to
+``...``; the check cell is a locked, graded test cell whose assertion sits in a hidden-tests
+region (so the student copy only shows the check, and never stops on an unanswered task).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tools.nbtools import code, md, write  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+
+def _meta(cell, grade_id: str, *, grade: bool, solution: bool, locked: bool, points=None):  # type: ignore[no-untyped-def]
+    nbg = {
+        "grade": grade,
+        "grade_id": grade_id,
+        "locked": locked,
+        "schema_version": 3,
+        "solution": solution,
+    }
+    if points is not None:
+        nbg["points"] = points
+    cell.metadata["nbgrader"] = nbg
+    return cell
+
+
+def setup(src: str, grade_id: str = "setup"):  # type: ignore[no-untyped-def]
+    return _meta(code(src), grade_id, grade=False, solution=False, locked=True)
+
+
+def answer(grade_id: str, prompt: str, var: str, solution: str):  # type: ignore[no-untyped-def]
+    src = f"# {prompt}\n{var} = ...\n### BEGIN SOLUTION\n{solution.strip()}\n### END SOLUTION"
+    return _meta(code(src), grade_id, grade=False, solution=True, locked=False)
+
+
+def test(task_id: str, var: str, points: int = 1, params: str = ""):  # type: ignore[no-untyped-def]
+    extra = f", {params}" if params else ""
+    src = (
+        "### BEGIN HIDDEN TESTS\n"
+        f'check("{task_id}", {var}{extra}).assert_correct()\n'
+        "### END HIDDEN TESTS\n"
+        f'check("{task_id}", {var}{extra})'
+    )
+    gid = "check_" + task_id.replace(".", "_")
+    return _meta(code(src), gid, grade=True, solution=False, locked=True, points=points)
+
+
+def open_answer(grade_id: str, text: str, points: int = 2):  # type: ignore[no-untyped-def]
+    return _meta(md(text), grade_id, grade=True, solution=True, locked=False, points=points)
+
+
+HOW = """
+**How this works.** Each task has an answer cell: replace the `...` with your answer (a number,
+or a word in quotes) and run it, then run the check cell below it. The check says at once
+whether you are right and, when you are not, what you most likely got wrong. Answers are plain
+numbers in base units (FLOP, bytes, seconds, FLOP/s) unless the task says otherwise; you may
+use Python as a calculator and the `dlperf_widgets` functions the lesson introduced.
+"""
+
+SETUP = """
+from dlperf_widgets.exercises import check
+"""
+
+
+def nb01():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 1: GEMM cost and arithmetic intensity\n\n"
+            "Goes with `notebooks/01_gemm_and_intensity.ipynb`. You will count the work and "
+            "the traffic of one matrix multiplication, derive a GPU's peak from its spec "
+            "sheet, and predict how long the data alone takes to move."
+        ),
+        md(HOW),
+        setup(SETUP + "from dlperf_widgets import gemm, gpu\n\nM, N, K = 8192, 128, 8192"),
+        md(
+            "## Task 1: count the FLOPs\n\n"
+            "`C = A·B` with A of shape M×K and B of shape K×N, with M = 8192, N = 128, "
+            "K = 8192 (set above). How many floating-point operations does it take?"
+        ),
+        answer("flops", "FLOPs of the GEMM", "flops", "flops = 2 * M * N * K"),
+        test("01.flops", "flops"),
+        md(
+            "## Task 2: count the bytes\n\n"
+            "In FP16, how many bytes cross DRAM if A and B are each read once and C is "
+            "written once (beta = 0, so the old C is never read)?"
+        ),
+        answer("bytes", "bytes moved", "nbytes", "nbytes = (M * K + K * N + M * N) * 2"),
+        test("01.bytes", "nbytes"),
+        md(
+            "## Task 3: arithmetic intensity\n\n"
+            "How many FLOPs does the GEMM do per byte it moves?"
+        ),
+        answer("intensity", "FLOP per byte", "intensity", "intensity = flops / nbytes"),
+        test("01.intensity", "intensity"),
+        md(
+            "## Task 4: a peak from first principles\n\n"
+            "An A100 has 108 SMs clocked at 1410 MHz, and each SM's Tensor Cores complete "
+            "1024 FP16 multiply-adds per clock. What is its dense FP16 peak in FLOP/s? "
+            "(`gpu('A100')` shows the spec card if you want to read the figures yourself.)"
+        ),
+        answer("peak", "peak FP16 FLOP/s", "peak", "peak = 108 * 1410e6 * 1024 * 2"),
+        test("01.peak", "peak"),
+        md(
+            "## Task 5: predict, then look\n\n"
+            "On a V100 (900 GB/s of DRAM bandwidth), how many seconds does the GEMM of "
+            "Task 1 need just to move its bytes? Predict it, check it, then run the cell "
+            "after the check to see the model's full picture of the same GEMM: is the "
+            "memory time or the math time the longer one? (For this shape the model may "
+            "split K across more thread blocks, which adds a little traffic for the partial "
+            "sums, so its memory time can sit slightly above yours.)"
+        ),
+        answer("memory_time", "seconds to move the bytes", "memory_time", "memory_time = nbytes / 900e9"),
+        test("01.memory_time", "memory_time"),
+        code('gemm(M, N, K, dtype="fp16", gpu="V100")'),
+        md(
+            "## Task 6 (open): why is this GEMM so much less intense than a square one?\n\n"
+            "The 8192×8192×8192 GEMM reaches about 2730 FLOP/B, this one only about 124. "
+            "Explain where the difference comes from, in two or three sentences."
+        ),
+        open_answer(
+            "open_intensity",
+            "**Model answer.** The FLOPs grow with M·N·K but the bytes with M·K + K·N + M·N. "
+            "With N = 128 the dominant traffic is the 8192×8192 matrix A, read once while "
+            "each of its elements takes part in only 128 multiply-adds; in the square GEMM "
+            "every element loaded is reused 8192 times. Intensity follows the smallest "
+            "dimension: roughly 2·M·N·K / (2·M·K) = N for a wide K and M, so N = 128 "
+            "caps it near 128 FLOP/B in FP16.",
+        ),
+    ]
+
+
+def nb02():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 2: what limits an operation?\n\n"
+            "Goes with `notebooks/02_bounds_and_roofline.ipynb`: the GPU's ops:byte ratio, "
+            "the three limiters and the intensity of everyday layers."
+        ),
+        md(HOW),
+        setup(SETUP + "from dlperf_widgets import gemm, gpu\nfrom dlperf_widgets.core.gemm import gemm_sweep"),
+        md(
+            "## Task 1: the GPU's ops:byte ratio\n\n"
+            "A V100 runs FP16 on its Tensor Cores at about 125 TFLOP/s and reads DRAM at "
+            "900 GB/s. How many FLOPs must an operation do per byte to keep the math busy?"
+        ),
+        answer("ops_per_byte", "FLOP per byte", "ops_per_byte", "ops_per_byte = 125e12 / 900e9"),
+        test("02.ops_per_byte", "ops_per_byte"),
+        md(
+            "## Task 2: classify\n\n"
+            "An FP16 GEMM with M = 8192, N = 128, K = 8192 on a V100: is it limited by "
+            "`'math'`, `'memory'` or `'latency'`?"
+        ),
+        answer("limiter_tall", "'math', 'memory' or 'latency'", "limiter_tall", 'limiter_tall = "memory"'),
+        test("02.limiter_tall", "limiter_tall"),
+        md(
+            "## Task 3: classify a small one\n\n"
+            "An FP16 GEMM with M = N = K = 256 on an A100 (108 SMs)?"
+        ),
+        answer("limiter_small", "'math', 'memory' or 'latency'", "limiter_small", 'limiter_small = "latency"'),
+        test("02.limiter_small", "limiter_small"),
+        md(
+            "## Task 4: a Linear layer\n\n"
+            "A fully-connected layer with 1024 inputs and 4096 outputs runs forward on a "
+            "batch of 512 in FP16. As a GEMM, M = outputs, N = batch, K = inputs. What is "
+            "its arithmetic intensity?"
+        ),
+        answer(
+            "linear_ai",
+            "FLOP per byte",
+            "linear_ai",
+            "m, n, k = 4096, 512, 1024\nlinear_ai = 2 * m * n * k / ((m * k + k * n + m * n) * 2)",
+        ),
+        test("02.linear_ai", "linear_ai"),
+        md(
+            "## Task 5: ReLU\n\n"
+            "What is the arithmetic intensity of a ReLU forward pass in FP16 (one comparison "
+            "per element)?"
+        ),
+        answer("relu_ai", "FLOP per byte", "relu_ai", "relu_ai = 1 / (2 + 2)"),
+        test("02.relu_ai", "relu_ai"),
+        md(
+            "## Task 6: predict, then sweep\n\n"
+            "Keep the Linear layer of Task 4 (4096 outputs, 1024 inputs, FP16, V100) and "
+            "vary the batch. From which batch size on is the forward GEMM math-bound? Work "
+            "it out on paper from AI(N) > ops:byte, then run the sweep below the check to "
+            "see the model's limiter for every batch size."
+        ),
+        answer(
+            "math_batch",
+            "smallest math-bound batch size",
+            "math_batch",
+            "import math\n"
+            "ratio = gpu('V100').ops_per_byte('fp16')\n"
+            "# 2·M·N·K / (2·(M·K + K·N + M·N)) > ratio, solved for N:\n"
+            "math_batch = math.floor(ratio * 4096 * 1024 / (4096 * 1024 - ratio * (4096 + 1024))) + 1",
+        ),
+        test("02.math_batch", "math_batch"),
+        code(
+            "import numpy as np\n\n"
+            "batches = np.arange(1, 1025)\n"
+            "sweep = gemm_sweep(4096, batches, 1024, dtype='fp16', gpu='V100')\n"
+            "print('first math-bound batch size:', batches[np.argmax(sweep.limiter == 'math')])"
+        ),
+        md(
+            "## Task 7 (open): FLOPs versus runtime in a transformer\n\n"
+            "Profiles of transformer training show tensor contractions doing about 99.8 % of "
+            "the FLOPs but taking only about 61 % of the runtime; normalizations and "
+            "element-wise operations take most of the rest. Explain why, with the vocabulary "
+            "of this notebook."
+        ),
+        open_answer(
+            "open_transformer",
+            "**Model answer.** Contractions (GEMMs, batched matmuls) have high arithmetic "
+            "intensity and run near the Tensor Core peak, so their enormous FLOP count costs "
+            "comparatively little time. Normalizations and element-wise operations do only a "
+            "few operations per element they read and write (intensities around 0.25 to a "
+            "few FLOP/B, far below an ops:byte ratio above 100), so they are memory-bound: "
+            "their time is set by bytes, not FLOPs, and their tiny share of FLOPs turns into "
+            "a large share of runtime. Fusing them, or keeping tensors in fewer passes, is "
+            "how the time comes down.",
+        ),
+    ]
+
+
+def nb03():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 3: tiles, waves and toast\n\n"
+            "Goes with `notebooks/03_tiles_and_waves.ipynb`. All tasks use 256×128 "
+            "thread-block tiles and an A100 (108 SMs, one thread block per SM at a time)."
+        ),
+        md(HOW),
+        setup(SETUP + "from dlperf_widgets import gemm\nfrom dlperf_widgets.core.tiles import tile_wave"),
+        md(
+            "## Task 1: count the tiles\n\n"
+            "The GEMM's output C is 3000×2000 (M×N). How many 256×128 tiles, one thread "
+            "block each, does the kernel launch?"
+        ),
+        answer("tiles", "number of tiles", "tiles", "import math\ntiles = math.ceil(3000 / 256) * math.ceil(2000 / 128)"),
+        test("03.tiles", "tiles"),
+        md(
+            "## Task 2: how full are the waves?\n\n"
+            "The A100 runs 108 of those thread blocks at a time. Over all the waves, what "
+            "fraction of the thread-block slots does useful work? (A number between 0 and 1.)"
+        ),
+        answer(
+            "wave_efficiency",
+            "fraction between 0 and 1",
+            "wave_efficiency",
+            "waves = math.ceil(tiles / 108)\nwave_efficiency = tiles / (waves * 108)",
+        ),
+        test("03.wave_efficiency", "wave_efficiency"),
+        md(
+            "## Task 3: choose N so the GEMM fits one wave\n\n"
+            "Now M = 3072. What is the largest N, a multiple of 128, for which all tiles run "
+            "in a single wave?"
+        ),
+        answer(
+            "one_wave_n",
+            "largest N",
+            "one_wave_n",
+            "rows = math.ceil(3072 / 256)  # tiles per column of the grid\none_wave_n = (108 // rows) * 128",
+        ),
+        test("03.one_wave_n", "one_wave_n"),
+        md(
+            "## Task 4: predict, then look\n\n"
+            "Keep M = 3072 and take K = 8192 (FP16, A100, 256×128 tiles). Predict how many "
+            "times longer the GEMM with N = 1280 runs than the one with N = 1152. Then run "
+            "the cell after the check: the model's tile and wave view of both."
+        ),
+        answer("time_ratio", "time(N = 1280) / time(N = 1152)", "time_ratio", "time_ratio = 2 / 1  # two waves instead of one"),
+        test("03.time_ratio", "time_ratio"),
+        code(
+            "for n in (1152, 1280):\n"
+            "    tw = tile_wave(3072, n, tile='256x128', sms=108)\n"
+            "    r = gemm(3072, n, 8192, dtype='fp16', gpu='A100', tile='256x128')\n"
+            "    print(f'N = {n}: {tw.tiles} tiles, {tw.waves} wave(s), '\n"
+            "          f'predicted {r.predicted_time_s * 1e6:.0f} us')"
+        ),
+        md(
+            "## Task 5: toast\n\n"
+            "Five slices of bread, a pan that holds two, one minute per side. What is the "
+            "shortest time, in minutes, to toast every slice on both sides?"
+        ),
+        answer("toast", "minutes", "toast_minutes", "toast_minutes = math.ceil(5 * 2 / 2) * 1.0"),
+        test("03.toast", "toast_minutes"),
+        md(
+            "## Task 6 (open): what do toast and waves have in common?\n\n"
+            "Explain the link between the toast puzzle and wave quantization, and what a GEMM "
+            "has in place of 'treat each side as a unit of work'."
+        ),
+        open_answer(
+            "open_toast",
+            "**Model answer.** The pan is the GPU, a place in the pan an SM (a thread-block "
+            "slot), a side of bread a tile and a minute one wave. Frying whole slices leaves "
+            "the pan half empty in the last minute, exactly like a last wave with only a few "
+            "tiles: it costs a full wave of time for a fraction of the work. The trick breaks "
+            "the work into smaller independent units so every wave is full. A GEMM does the "
+            "same by choosing sizes whose tile count is a multiple of the SM count (or just "
+            "below it), by using smaller tiles, or by splitting K so more thread blocks share "
+            "the work.",
+        ),
+    ]
+
+
+def nb04():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 4: Tensor Cores and alignment\n\n"
+            "Goes with `notebooks/04_tensor_cores_and_alignment.ipynb`: which sizes Tensor "
+            "Cores like, how to pad, and when padding is worth it."
+        ),
+        md(HOW),
+        setup(SETUP + "from dlperf_widgets import gemm"),
+        md(
+            "## Task 1: the 16-byte rule\n\n"
+            "Tensor Cores read their operands best in 16-byte pieces. A GEMM dimension in "
+            "FP16 should therefore be a multiple of how many elements?"
+        ),
+        answer("multiple", "elements", "multiple", "multiple = 16 // 2"),
+        test("04.multiple", "multiple"),
+        md(
+            "## Task 2: pad the vocabulary\n\n"
+            "A language model's output layer has a vocabulary of 33708 words and runs in "
+            "FP16. What is the smallest vocabulary size, at least 33708, that meets the rule "
+            "of Task 1?"
+        ),
+        answer("pad_vocab", "padded vocabulary size", "vocab", "vocab = -(-33708 // 8) * 8"),
+        test("04.pad_vocab", "vocab"),
+        md(
+            "## Task 3: the A100 multiple\n\n"
+            "On an A100, the requirements table lists a larger multiple that runs FP16 "
+            "GEMMs most efficiently (128 bytes). How many FP16 elements is that?"
+        ),
+        answer("a100_multiple", "elements", "a100_multiple", "a100_multiple = 128 // 2"),
+        test("04.a100_multiple", "a100_multiple"),
+        md(
+            "## Task 4: predict, then look\n\n"
+            "A 4096×4096 output with K = 4095 versus K = 4096, FP16 on an A100. According "
+            "to the model, how many times longer does the K = 4095 GEMM take? Compute it "
+            "with `gemm(...)`, then look at the findings the model prints for K = 4095."
+        ),
+        answer(
+            "speedup",
+            "time(K = 4095) / time(K = 4096)",
+            "speedup",
+            "speedup = (gemm(4096, 4096, 4095, dtype='fp16', gpu='A100').predicted_time_s\n"
+            "           / gemm(4096, 4096, 4096, dtype='fp16', gpu='A100').predicted_time_s)",
+        ),
+        test("04.speedup", "speedup"),
+        code("for f in gemm(4096, 4096, 4095, dtype='fp16', gpu='A100').findings:\n    print(f)"),
+        md(
+            "## Task 5: is it worth it at batch 1?\n\n"
+            "Same K = 4095 → 4096, but now N = 1 (one sample through a 4095-input layer). "
+            "Does padding K shorten the predicted time by 10 % or more? Answer `'yes'` or "
+            "`'no'`."
+        ),
+        answer("helps_batch1", "'yes' or 'no'", "helps", 'helps = "no"'),
+        test("04.helps_batch1", "helps"),
+        md(
+            "## Task 6 (open): 512 vs 520, 5120 vs 5128\n\n"
+            "NVIDIA's guide says choosing 512 instead of 520 matters more than choosing "
+            "5120 instead of 5128. Both pairs differ by 8. Why does the smaller pair matter "
+            "more?"
+        ),
+        open_answer(
+            "open_sizes",
+            "**Model answer.** Both 520 and 5128 are multiples of 8, so Tensor Cores are "
+            "used either way; the cost is tile quantization. A dimension that overshoots a "
+            "multiple of the tile size by a little launches one more row of mostly empty "
+            "tiles. For 520 with 128-wide tiles that is 5 tiles instead of 4, about 23 % "
+            "wasted work; for 5128 it is 41 tiles instead of 40, about 2.3 %. The same "
+            "absolute overshoot is a much larger fraction of a small dimension. Sizes "
+            "divisible by 64 (ideally 256) avoid it altogether.",
+        ),
+    ]
+
+
+def nb05():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 5: layer checklists\n\n"
+            "Goes with `notebooks/05_layer_checklists.ipynb`: every layer is a handful of "
+            "GEMMs or memory passes, and its checklist follows from their dimensions."
+        ),
+        md(HOW),
+        setup(SETUP + "from dlperf_widgets.core.layers import layer"),
+        md(
+            "## Task 1: the weight-gradient GEMM\n\n"
+            "A Linear layer with 1024 inputs and 4096 outputs trains on batches of 512. Its "
+            "weight gradient dW = dY·Xᵀ is a GEMM too. What is its K, the dimension it sums "
+            "over?"
+        ),
+        answer("wgrad_k", "K of the wgrad GEMM", "wgrad_k", "wgrad_k = 512  # the batch"),
+        test("05.wgrad_k", "wgrad_k"),
+        md(
+            "## Task 2: a convolution as a GEMM\n\n"
+            "A 3×3 convolution with 64 input and 64 output channels on 56×56 images, batch "
+            "32 (stride 1, padding 1). In its forward implicit GEMM, what is K? Check your "
+            "answer, then look at all three passes the model builds."
+        ),
+        answer("conv_k", "K of the implicit GEMM", "conv_k", "conv_k = 64 * 3 * 3"),
+        test("05.conv_k", "conv_k"),
+        code(
+            "conv = layer('conv2d', batch=32, in_channels=64, out_channels=64, height=56, "
+            "width=56, kernel_size=3, dtype='fp16', gpu='A100')\n"
+            "for p in conv.passes:\n"
+            "    print(f'{p.pass_:8s} M={p.m:>7} N={p.n:>4} K={p.k:>7}  {p.limiter}')"
+        ),
+        md(
+            "## Task 3: the RGB input layer\n\n"
+            "The first convolution of an image network sees 3 channels (7×7 filter, stride "
+            "2, FP16, A100). To how many channels should the input be padded so Tensor Core "
+            "kernels can run it?"
+        ),
+        answer("first_conv_channels", "padded channel count", "channels", "channels = 4"),
+        test("05.first_conv_channels", "channels"),
+        md(
+            "## Task 4: batch 1\n\n"
+            "The Linear layer of Task 1 serves single requests (batch 1, FP16, V100). What "
+            "limits its forward pass: `'math'`, `'memory'` or `'latency'`?"
+        ),
+        answer("limiter_batch1", "'math', 'memory' or 'latency'", "limiter", 'limiter = "memory"'),
+        test("05.limiter_batch1", "limiter"),
+        md(
+            "## Task 5: depthwise convolution\n\n"
+            "Make the convolution of Task 2 depthwise (groups = 64: each filter sees one "
+            "channel). What limits its forward pass?"
+        ),
+        answer("depthwise", "'math', 'memory' or 'latency'", "depthwise", 'depthwise = "memory"'),
+        test("05.depthwise", "depthwise"),
+        md(
+            "## Task 6 (open): batch norm after a convolution\n\n"
+            "At inference time, a network has convolution → batch norm → ReLU blocks. Name "
+            "two ways to make such a block faster without changing its results, and say why "
+            "each helps."
+        ),
+        open_answer(
+            "open_block",
+            "**Model answer.** First, fold the batch norm into the convolution: at inference "
+            "its mean, variance, scale and shift are constants, so they can be absorbed into "
+            "the filter weights and the bias, and one memory-bound pass over the activations "
+            "disappears. Second, fuse the ReLU into the convolution's epilogue: the "
+            "convolution applies it while the result is still on chip, so the activation is "
+            "not written and read back once more. Both remove memory traffic from "
+            "memory-bound operations, which is where their time goes.",
+        ),
+    ]
+
+
+def nb06():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 6: memory-limited layers\n\n"
+            "Goes with `notebooks/06_memory_limited_layers.ipynb`: normalization, "
+            "activations and pooling are paced by bytes, and tiny tensors by latency."
+        ),
+        md(HOW),
+        setup(SETUP + "from dlperf_widgets.core.memlimited import memory_op"),
+        md(
+            "## Task 1: batch-norm traffic\n\n"
+            "A batch-norm forward pass in training over an FP16 activation of shape "
+            "32×64×56×56 (N×C×H×W). The non-persistent kernel reads the input once to "
+            "gather the statistics, reads it again to normalize, and writes the output. "
+            "How many bytes does it move?"
+        ),
+        answer("bn_bytes", "bytes moved", "bn_bytes", "bn_bytes = 3 * 32 * 64 * 56 * 56 * 2"),
+        test("06.bn_bytes", "bn_bytes"),
+        md(
+            "## Task 2: pooling\n\n"
+            "3×3 max pooling at stride 1 (padding 1, so the output is as large as the "
+            "input), FP16. What is its arithmetic intensity?"
+        ),
+        answer("pool_ai", "FLOP per byte", "pool_ai", "pool_ai = 9 / (2 + 2)"),
+        test("06.pool_ai", "pool_ai"),
+        md(
+            "## Task 3: predict, then look\n\n"
+            "How long does a ReLU forward pass over the same 32×64×56×56 FP16 tensor take "
+            "on an A100 (2039 GB/s)? Then compare with the model's passes below."
+        ),
+        answer(
+            "relu_time",
+            "seconds",
+            "relu_time",
+            "relu_time = 2 * 32 * 64 * 56 * 56 * 2 / 2039e9",
+        ),
+        test("06.relu_time", "relu_time"),
+        code(
+            "for p in memory_op('relu', shape=(32, 64, 56, 56), dtype='fp16', gpu='A100'):\n"
+            "    print(f'{p.pass_:8s} {p.bytes / 1e6:7.1f} MB  "
+            "{p.predicted_time_s * 1e6:6.2f} us  {p.limiter}')"
+        ),
+        md(
+            "## Task 4: a tiny tensor\n\n"
+            "Now the ReLU runs on a 1×64×8×8 tensor. What limits it: `'math'`, `'memory'` "
+            "or `'latency'`?"
+        ),
+        answer("small_limiter", "'math', 'memory' or 'latency'", "small", 'small = "latency"'),
+        test("06.small_limiter", "small"),
+        md(
+            "## Task 5 (open): why fuse?\n\n"
+            "A block computes `y = relu(x * scale + bias)` as three separate kernels. "
+            "Estimate how much faster a single fused kernel would be, and explain why."
+        ),
+        open_answer(
+            "open_fuse",
+            "**Model answer.** Each of the three element-wise kernels reads one tensor and "
+            "writes one, so unfused the data crosses DRAM six times (three reads, three "
+            "writes, with scale and bias as tiny vectors). Fused, x is read once and y "
+            "written once: two crossings. The work is memory-bound, so time follows bytes "
+            "and the fused kernel is close to three times faster. The FLOPs do not change; "
+            "only the traffic does.",
+        ),
+    ]
+
+
+def nb07():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 7: number formats, loss scaling and sparsity\n\n"
+            "Goes with `notebooks/07_mixed_precision_and_sparsity.ipynb`."
+        ),
+        md(HOW),
+        setup(SETUP + "from dlperf_widgets.core.formats import number_format"),
+        md(
+            "## Task 1: FP16's range\n\n"
+            "FP16 has 1 sign bit, 5 exponent bits (bias 15, the top exponent reserved for "
+            "infinities and NaN) and 10 significand bits. What is its largest finite value?"
+        ),
+        answer("fp16_max", "largest FP16 value", "fp16_max", "fp16_max = (2 - 2**-10) * 2**15"),
+        test("07.fp16_max", "fp16_max"),
+        md(
+            "## Task 2: BF16's precision\n\n"
+            "BF16 keeps FP32's 8 exponent bits but only 7 significand bits. What is the gap "
+            "between 1.0 and the next larger BF16 number?"
+        ),
+        answer("bf16_epsilon", "epsilon", "bf16_eps", "bf16_eps = 2**-7"),
+        test("07.bf16_epsilon", "bf16_eps"),
+        md(
+            "## Task 3: how much loss scaling?\n\n"
+            "A gradient of 1e-8 would be flushed to zero in FP16. What is the smallest "
+            "whole k such that the gradient times the loss scale 2**k is at least the "
+            "smallest positive FP16 number (a subnormal)? Then look at the format card."
+        ),
+        answer(
+            "scale_exponent",
+            "k",
+            "k",
+            "import math\nk = math.ceil(math.log2(2**-24 / 1e-8))",
+        ),
+        test("07.scale_exponent", "k"),
+        code("number_format('fp16')"),
+        md(
+            "## Task 4: 2:4 sparsity end to end\n\n"
+            "Pruning the weights 2:4 doubles the Tensor Core rate of a large math-bound "
+            "GEMM (8192³, FP16, A100). If such GEMMs take 60 % of a training step's time, "
+            "how much faster does the whole step run?"
+        ),
+        answer("sparse_end_to_end", "speed-up factor", "speedup", "speedup = 1 / ((1 - 0.6) + 0.6 / 2)"),
+        test("07.sparse_end_to_end", "speedup"),
+        md(
+            "## Task 5 (open): dynamic loss scaling\n\n"
+            "PyTorch's `GradScaler` starts with a large scale, halves it when a step "
+            "produces inf or NaN gradients (and skips that step), and doubles it again after "
+            "a run of good steps. Why this design rather than one fixed scale?"
+        ),
+        open_answer(
+            "open_scaler",
+            "**Model answer.** The right scale is not known in advance and changes during "
+            "training as gradient magnitudes drift. Too small a scale lets small gradients "
+            "underflow to zero in FP16; too large a scale overflows to inf. Overflow is "
+            "cheap to detect, so the scaler probes: it keeps the scale as large as it can "
+            "(to save the smallest gradients), backs off by half the moment anything "
+            "overflows, throws that step away so no inf reaches the weights, and creeps back "
+            "up after many clean steps. A few skipped steps cost little; lost gradients or a "
+            "wrong fixed guess could cost the whole run.",
+        ),
+    ]
+
+
+def nb08():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 8: training memory and parallelism\n\n"
+            "Goes with `notebooks/08_memory_and_parallelism.ipynb`."
+        ),
+        md(HOW),
+        setup(SETUP + "from dlperf_widgets.core.memory import training_memory"),
+        md(
+            "## Task 1: bytes per parameter\n\n"
+            "Mixed-precision (FP16) training with AdamW. How many bytes of model state does "
+            "each parameter cost: weights, gradients and optimizer states together?"
+        ),
+        answer("bytes_per_param", "bytes per parameter", "per_param", "per_param = 6 + 4 + 8"),
+        test("08.bytes_per_param", "per_param"),
+        md(
+            "## Task 2: ZeRO stage 1\n\n"
+            "A 7-billion-parameter model trains the same way on 8 data-parallel GPUs with "
+            "ZeRO stage 1, which splits the optimizer states (ZeRO counts the FP32 master "
+            "weights among them) over the GPUs. How many bytes of model state does each GPU "
+            "hold? Check, then compare with the calculator below."
+        ),
+        answer(
+            "zero1_per_gpu",
+            "bytes per GPU",
+            "per_gpu",
+            "params = 7e9\nper_gpu = params * (2 + 4) + params * (4 + 8) / 8",
+        ),
+        test("08.zero1_per_gpu", "per_gpu"),
+        code(
+            "for zero in (0, 1, 2, 3):\n"
+            "    r = training_memory(7e9, data_parallel=8, zero=zero)\n"
+            "    print(f'ZeRO-{zero}: {r.per_gpu_bytes / 1e9:6.1f} GB per GPU')"
+        ),
+        md(
+            "## Task 3: gradient accumulation\n\n"
+            "Each of 2 data-parallel replicas runs a batch of 32 as 4 accumulation steps of "
+            "8 samples. How many samples contribute to one optimizer step?"
+        ),
+        answer("effective_batch", "samples per step", "effective", "effective = 8 * 4 * 2"),
+        test("08.effective_batch", "effective"),
+        md(
+            "## Task 4: checkpointing\n\n"
+            "A 100-layer network uses √n gradient checkpointing: it stores the activations "
+            "only at segment boundaries and recomputes each segment in the backward pass. "
+            "How many layers should a segment hold?"
+        ),
+        answer("checkpoint_segment", "layers per segment", "segment", "segment = int(100**0.5)"),
+        test("08.checkpoint_segment", "segment"),
+        md(
+            "## Task 5 (open): out of memory\n\n"
+            "Your model trains at batch 64 but runs out of memory at the batch 256 you "
+            "want. Name two techniques from the optimization table that fix it, and what "
+            "each costs in speed."
+        ),
+        open_answer(
+            "open_oom",
+            "**Model answer.** Gradient accumulation runs batch 256 as four micro-batches of "
+            "64 and adds their gradients before one optimizer step: the same update, "
+            "activation memory of batch 64, and almost no speed cost beyond smaller GEMMs. "
+            "Gradient checkpointing stores activations only every √n layers and recomputes "
+            "the rest during the backward pass: activation memory drops to about O(√n) for "
+            "one extra forward pass, roughly 20-30 % more time. (Mixed precision, an 8-bit "
+            "optimizer or ZeRO also cut memory; mixed precision even speeds training up.)",
+        ),
+    ]
+
+
+def nb09():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 9: measure for real\n\n"
+            "Goes with `notebooks/09_measure_for_real.ipynb`. The measurement runs on "
+            "whatever this machine has: a GPU if there is one, otherwise the CPU (a few "
+            "milliseconds; the checks use your own measured time)."
+        ),
+        md(HOW),
+        setup(
+            SETUP
+            + "from dlperf_widgets import gemm\n"
+            "from dlperf_widgets.live.timing import time_gemm"
+        ),
+        md(
+            "## Task 1: predict first\n\n"
+            "Before measuring anything: according to the model, how long does an "
+            "8192×8192×8192 FP16 GEMM take on an A100? (Hint: it is math-bound.)"
+        ),
+        answer(
+            "model_time",
+            "seconds",
+            "model_time",
+            "model_time = gemm(8192, 8192, 8192, dtype='fp16', gpu='A100').predicted_time_s",
+        ),
+        test("09.model_time", "model_time"),
+        md(
+            "## Task 2: measure, then compute the rate\n\n"
+            "The next cell times a 512×512×512 FP32 GEMM properly (warm-up, several "
+            "repeats, the median). From its `measured_time_s`, compute the achieved FLOP/s "
+            "yourself."
+        ),
+        code(
+            "t = time_gemm(512, 512, 512, dtype='fp32', repeats=5, warmup=1)\n"
+            "print(f'median of {t.repeats} repeats: {t.measured_time_s * 1e3:.3f} ms (measured)')"
+        ),
+        answer(
+            "achieved_flops",
+            "achieved FLOP/s",
+            "achieved",
+            "achieved = 2 * 512**3 / t.measured_time_s",
+        ),
+        test("09.achieved_flops", "achieved", params="time_s=t.measured_time_s"),
+        md(
+            "## Task 3: and the bandwidth\n\n"
+            "With the same measured time, how many bytes per second did the GEMM move at "
+            "least (A and B read once, C written once, FP32)?"
+        ),
+        answer(
+            "achieved_bandwidth",
+            "bytes per second",
+            "bandwidth",
+            "bandwidth = 3 * 512 * 512 * 4 / t.measured_time_s",
+        ),
+        test("09.achieved_bandwidth", "bandwidth", params="time_s=t.measured_time_s"),
+        md(
+            "## Task 4 (open): a fair measurement\n\n"
+            "A colleague times a GEMM with `start = time.time(); c = a @ b; print(time.time() "
+            "- start)` on a GPU and finds it 'impossibly fast' the first time and slow the "
+            "next. List what is wrong and how a proper measurement fixes each point."
+        ),
+        open_answer(
+            "open_measure",
+            "**Model answer.** GPU work is launched asynchronously, so the host clock stops "
+            "before the GEMM has finished: the time must be taken with CUDA events or after "
+            "a synchronize. The first call also pays one-off costs (library heuristics, "
+            "module loading, memory allocation, clocks ramping up), so a few untimed warm-up "
+            "runs come first. One run is noisy: repeat and report the median. Repeats can "
+            "hit operands still sitting in L2, flattering the result, so flush the cache "
+            "between them. And the inputs should be random, not zeros or uninitialised "
+            "memory, which some hardware handles faster.",
+        ),
+    ]
+
+
+BUILDERS = {
+    "01": ("01_gemm_and_intensity_exercises.ipynb", nb01),
+    "02": ("02_bounds_and_roofline_exercises.ipynb", nb02),
+    "03": ("03_tiles_and_waves_exercises.ipynb", nb03),
+    "04": ("04_tensor_cores_and_alignment_exercises.ipynb", nb04),
+    "05": ("05_layer_checklists_exercises.ipynb", nb05),
+    "06": ("06_memory_limited_layers_exercises.ipynb", nb06),
+    "07": ("07_mixed_precision_and_sparsity_exercises.ipynb", nb07),
+    "08": ("08_memory_and_parallelism_exercises.ipynb", nb08),
+    "09": ("09_measure_for_real_exercises.ipynb", nb09),
+}
+
+
+def main(which: list[str]) -> None:
+    for key in which or list(BUILDERS):
+        name, build = BUILDERS[key]
+        print(write(HERE / name, build()))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

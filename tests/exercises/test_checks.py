@@ -1,0 +1,303 @@
+"""Guards the exercise self-checks: right answers pass, known mistakes get their hint,
+nonsense gets one clear sentence, and nothing a learner types raises."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dlperf_widgets import gemm
+from dlperf_widgets.exercises import CheckResult, check, task, tasks
+
+ALL = tasks()
+IDS = [t.id for t in ALL]
+# Tasks about a measurement take the measured time as a parameter.
+MEASURED = {t.id: {"time_s": 0.0125} for t in ALL if "time_s" in t.params}
+
+
+def _check(task_id, answer):
+    return check(task_id, answer, **MEASURED.get(task_id, {}))
+
+
+def _mistake_cases():
+    for t in ALL:
+        for m in t.mistakes:
+            yield pytest.param(t.id, m.name, id=f"{t.id}:{m.name}")
+
+
+# -- every task ------------------------------------------------------------------------------
+
+
+def test_every_notebook_has_tasks():
+    """Each of the nine exercise notebooks has 3 to 6 checked tasks."""
+    prefixes = sorted({i.split(".")[0] for i in IDS})
+    assert prefixes == [f"{i:02d}" for i in range(1, 10)]
+    for p in prefixes:
+        assert 3 <= len(tasks(p + ".")) <= 6, p
+
+
+@pytest.mark.parametrize("task_id", IDS)
+def test_expected_answer_is_accepted(task_id):
+    """The answer the core computes is marked correct, and shows green."""
+    t = task(task_id)
+    r = _check(task_id, t.expected_answer(**MEASURED.get(task_id, {})))
+    assert r.correct and r.status == "correct", r.text()
+    assert "#1e7e34" in r._repr_html_()
+    assert r.to_dict()["correct"] is True
+
+
+@pytest.mark.parametrize("task_id, mistake", list(_mistake_cases()))
+def test_each_listed_mistake_gets_its_hint(task_id, mistake):
+    """Feeding the value a listed mistake produces returns that mistake's hint, in red.
+
+    Where two mistakes lead to the same value (fp32-sized elements halve the intensity just
+    like forgetting the factor 2) the one listed first speaks, and its hint names both."""
+    t = task(task_id)
+    index = [m.name for m in t.mistakes].index(mistake)
+
+    def values(m):
+        v = m.value({**t.params, **MEASURED.get(task_id, {})})
+        return v if isinstance(v, list) else [v]
+
+    expected = t.expected_answer(**MEASURED.get(task_id, {}))
+    wrong = [v for v in values(t.mistakes[index]) if v != expected]
+    if not wrong:  # a choice whose hint is for other parameters (see test_pad_to_what)
+        assert t.kind == "choice", f"{task_id}: mistake {mistake!r} gives the right answer"
+        return
+    for v in wrong:
+        speaker = next(
+            m
+            for m in t.mistakes
+            if any(math.isclose(v, w) if not isinstance(v, str) else v == w for w in values(m))
+        )
+        r = _check(task_id, v)
+        assert not r.correct and r.status == "wrong"
+        assert r.hint == speaker.hint, f"{task_id} {mistake}: got {r.hint!r}"
+        assert "#b00020" in r._repr_html_()
+
+
+@pytest.mark.parametrize("task_id", IDS)
+@pytest.mark.parametrize("answer", [..., None])
+def test_placeholder_is_not_answered_yet(task_id, answer):
+    """The student template's `...` (or None) says 'not answered yet', grey, and is not correct."""
+    r = check(task_id, answer)  # before any parameter is looked at
+    assert r.status == "unanswered" and not r.correct
+    assert "not answered yet" in r.text()
+    assert "#5f6368" in r._repr_html_()
+
+
+NONSENSE = [
+    "abc",
+    [1, 2],
+    (3,),
+    {"a": 1},
+    float("nan"),
+    float("inf"),
+    -3,
+    True,
+    object(),
+    np.array([1.0, 2.0]),
+    2.5,
+]
+
+
+@pytest.mark.parametrize("task_id", IDS)
+@pytest.mark.parametrize("answer", NONSENSE, ids=lambda a: type(a).__name__ + repr(a)[:8])
+def test_nonsense_gets_a_clear_message(task_id, answer):
+    """Nonsense never raises; it is invalid (or simply wrong), with a one-sentence message."""
+    r = _check(task_id, answer)
+    assert isinstance(r, CheckResult) and not r.correct
+    assert r.status in ("invalid", "wrong")
+    assert r.message.endswith(".") and "\n" not in r.message
+    if r.status == "invalid":
+        assert r.message.startswith("the answer must")
+
+
+# -- the common mistakes of the course, with independently computed values -------------------
+
+M, N, K = 8192, 128, 8192
+
+
+def test_forgot_the_factor_2():
+    """M·N·K instead of 2·M·N·K points at the multiply-add counting as two FLOPs."""
+    r = check("01.flops", M * N * K)
+    assert "two floating-point operations" in r.hint
+
+
+def test_bits_instead_of_bytes():
+    """Counting 16 bits per FP16 element gives 8x the bytes; the hint says bits."""
+    r = check("01.bytes", (M * K + K * N + M * N) * 16)
+    assert "bits" in r.hint
+
+
+def test_ignored_writing_c():
+    """Leaving out the write of C is caught in bytes and in intensity."""
+    assert "C" in check("01.bytes", (M * K + K * N) * 2).hint
+    assert "C" in check("01.intensity", 2 * M * N * K / ((M * K + K * N) * 2)).hint
+
+
+def test_wrong_dtype_size():
+    """FP32-sized elements (4 bytes) for an FP16 GEMM get the element-size hint."""
+    assert "element size" in check("01.bytes", (M * K + K * N + M * N) * 4).hint
+
+
+def test_flops_versus_time():
+    """Answering the math time (FLOPs / FLOP/s) where the memory time is asked."""
+    r = check("01.memory_time", 2 * M * N * K / 125.3376e12)
+    assert "math time" in r.hint
+
+
+def test_used_the_sparse_peak():
+    """A100 FP16: 624 TFLOP/s is the 2:4 sparse rate, not the dense 312."""
+    assert "sparse" in check("01.peak", 624e12).hint
+    assert check("01.peak", 108 * 1.41e9 * 1024 * 2).correct  # the published derivation
+
+
+def test_tflops_unit_slip():
+    """312 (TFLOP/s) where FLOP/s is asked: the hint names the 1e12."""
+    assert "TFLOP/s" in check("01.peak", 312).hint
+
+
+def test_off_by_one_tile_count():
+    """floor(3000/256) x floor(2000/128) = 11 x 15 = 165 tiles instead of 12 x 16 = 192."""
+    assert check("03.tiles", 192).correct
+    assert "round each dimension up" in check("03.tiles", 165).hint
+
+
+def test_one_column_too_many():
+    """M = 3072 has 12 tile rows, 108 // 12 = 9 columns fit a wave: N = 1152, not 1280."""
+    assert check("03.one_wave_n", 9 * 128).correct
+    assert "second" in check("03.one_wave_n", 10 * 128).hint
+
+
+def test_percent_for_fraction():
+    """192 tiles in 2 waves of 108: 88.9 %, which must be given as 0.889."""
+    assert check("03.wave_efficiency", 192 / 216).correct
+    assert "percentage" in check("03.wave_efficiency", 88.89).hint
+
+
+def test_milliseconds_for_seconds():
+    """138412032 B at 900 GB/s is 153.8 us; 0.1538 (ms) gets the unit hint."""
+    assert check("01.memory_time", 138412032 / 900e9).correct
+    assert "milliseconds" in check("01.memory_time", 0.1538).hint
+
+
+def test_naive_toast():
+    """5 slices, a pan of 2: 5 minutes, not the naive 6; the classic 3 slices take 3, not 4."""
+    assert check("03.toast", 5).correct
+    assert "naive" in check("03.toast", 6).hint
+    assert check("03.toast", 3, slices=3).correct
+    assert "naive" in check("03.toast", 4, slices=3).hint
+
+
+def test_published_figures():
+    """The course's reference numbers are accepted at their printed rounding."""
+    assert check("01.intensity", 124.1).correct  # 8192x128x8192 FP16
+    assert check("01.intensity", 2730, n=8192).correct  # 8192^3 FP16
+    assert check("02.ops_per_byte", 138.9).correct  # V100: 125 TFLOP/s / 900 GB/s
+    assert check("02.linear_ai", 315).correct
+    assert check("02.relu_ai", 0.25).correct
+    assert check("02.linear_ai", 1, batch=1).correct  # batch 1: about 1 FLOP/B
+
+
+def test_classification_is_case_insensitive():
+    """'Memory', ' MEMORY ' and 'memory-bound' all mean 'memory'."""
+    for answer in ("Memory", " MEMORY ", "memory-bound", "memory bound"):
+        assert check("02.limiter_tall", answer).correct
+    r = check("02.limiter_tall", "compute")
+    assert r.status == "invalid" and "'math', 'memory', 'latency'" in r.message
+
+
+def test_classification_follows_the_core():
+    """A 8192^3 GEMM on a V100 is math-bound, and the check agrees with gemm()."""
+    assert gemm(8192, 8192, 8192, dtype="fp16", gpu="V100").limiter == "math"
+    assert check("02.limiter_tall", "math", n=8192).correct
+
+
+def test_math_batch_against_a_second_formula():
+    """Solving 2MNK / (2(MK + KN + MN)) > ops:byte for N in closed form gives 168."""
+    from dlperf_widgets import gpu
+
+    ratio = gpu("V100").ops_per_byte("fp16")
+    m, k = 4096, 1024
+    n = math.floor(ratio * m * k / (m * k - ratio * (m + k))) + 1
+    assert n == 168 and check("02.math_batch", n).correct
+    assert "next one" in check("02.math_batch", n - 1).hint
+
+
+def test_pad_to_what():
+    """33708 pads to 33712 (multiple of 8); rounding down or over-padding get hints."""
+    assert check("04.pad_vocab", 33712).correct
+    assert "round up" in check("04.pad_vocab", 33704).hint
+    assert "larger than needed" in check("04.pad_vocab", 33728).hint
+    assert check("04.multiple", 4, dtype="tf32").correct
+    assert "16 bytes" in check("04.multiple", 16).hint
+
+
+def test_alignment_helps_only_when_math_bound():
+    """Padding K 4095 -> 4096 halves the model's time at N = 4096 but not at N = 1."""
+    assert check("04.helps_batch1", "no").correct
+    assert "memory-bound" in check("04.helps_batch1", "yes").hint
+    assert check("04.helps_batch1", "yes", n=4096).correct
+    assert "math-bound" in check("04.helps_batch1", "no", n=4096).hint
+
+
+def test_integer_answers_accept_whole_floats_and_numpy():
+    """192.0 and np.int64(192) are whole numbers; 191.5 is not."""
+    assert check("03.tiles", 192.0).correct
+    assert check("03.tiles", np.int64(192)).correct
+    assert "whole number" in check("03.tiles", 191.5).message
+
+
+def test_whole_result_object():
+    """Passing a GemmResult instead of one of its fields says which field to pick."""
+    r = check("01.flops", gemm(M, N, K))
+    assert r.status == "invalid" and "r.flops" in r.message
+
+
+def test_unknown_task_and_parameter():
+    """A misspelt task id or parameter is a clear message, with a suggestion."""
+    r = check("01.flop", 1)
+    assert r.status == "invalid" and "'01.flops'" in r.message
+    r = check("01.flops", 1, q=3)
+    assert r.status == "invalid" and "no parameter 'q'" in r.message
+    with pytest.raises(KeyError):
+        task("nope")
+
+
+def test_measurement_tasks_need_the_time():
+    """Without the measured time a measurement task says what to pass, and does not raise."""
+    r = check("09.achieved_flops", 1e10)
+    assert r.status == "invalid" and "time_s=" in r.message
+    t = 0.0125  # a 512^3 fp32 GEMM in 12.5 ms: 2 * 512**3 / 0.0125 = 21.47 GFLOP/s
+    assert check("09.achieved_flops", 21.47e9, time_s=t).correct
+    assert "FLOP count" in check("09.achieved_flops", 2 * 512**3, time_s=t).hint
+    assert "TFLOP/s" in check("09.achieved_flops", 21.47e-3, time_s=t).hint
+
+
+def test_later_topics_against_published_figures():
+    """FP16 max 65504; 18 B per parameter for mixed AdamW; 2:4 at 60 % of runtime: 1/0.7."""
+    assert check("07.fp16_max", 65504).correct
+    assert check("08.bytes_per_param", 6 + 4 + 8).correct
+    assert check("07.sparse_end_to_end", 1 / (0.4 + 0.6 / 2)).correct
+    assert check("06.pool_ai", 2.25).correct
+    assert check("05.first_conv_channels", 4).correct
+    assert check("08.checkpoint_segment", 10).correct
+
+
+def test_assert_correct_for_graders():
+    """assert_correct() passes a right answer and raises AssertionError with the hint."""
+    assert check("01.flops", 2 * M * N * K).assert_correct().correct
+    with pytest.raises(AssertionError, match="two floating-point"):
+        check("01.flops", M * N * K).assert_correct()
+    with pytest.raises(AssertionError, match="not answered yet"):
+        check("01.flops", ...).assert_correct()
+
+
+def test_text_display():
+    """str() is a one-line verdict plus an indented hint line."""
+    s = str(check("01.flops", M * N * K))
+    assert s.startswith("✗ 01.flops: not right yet.") and "\n  Hint: " in s
+    assert str(check("01.flops", 2 * M * N * K)).startswith("✓ 01.flops: correct")
