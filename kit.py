@@ -57,6 +57,8 @@ def ensure_env(extras: str) -> None:
 
 def cmd_test(args: list[str]) -> int:
     ensure_env(EXTRAS["test"])
+    # Chromium (apt-get, as root) and playwright for the browser tests; never fails.
+    _run([PY, ROOT / "tools" / "ensure_browser.py"])
     steps = [
         [PY, "-m", "ruff", "check", "."],
         [PY, "-m", "ruff", "format", "--check", "."],

@@ -1,0 +1,215 @@
+"""Binder, simulated on this machine: what mybinder.org does with ``binder/``, then the course.
+
+A fresh virtual environment is built from ``binder/requirements.txt``, with only the torch
+source adjusted (the PyTorch CPU index is out of reach here, and ``torch==2.13.0`` installs
+the local CPU build), ``binder/postBuild`` is run in it, and every notebook in
+``notebooks/`` is run with nbval by that environment's own Python. The environment is kept
+under ``build/binder-sim/<hash of the requirements>`` so that reruns only repeat postBuild
+and the notebooks. Every step has a time limit.
+
+The quick tests at the top check the form of the Binder files themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BINDER = ROOT / "binder"
+CACHE = ROOT / "build" / "binder-sim"
+INSTALL_TIMEOUT_S = 1800
+POSTBUILD_TIMEOUT_S = 600
+NOTEBOOKS_TIMEOUT_S = 1200
+CELL_TIMEOUT_S = 300
+# What a clone of the repository would not hold (as in .gitignore), left out of the copy
+# that postBuild runs in.
+NOT_CLONED = shutil.ignore_patterns(
+    ".git", ".venv", "build", "dist", "test-output", "__pycache__", "*.egg-info",
+    ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".ipynb_checkpoints", ".whl",
+)  # fmt: skip
+PIN = re.compile(r"^([A-Za-z0-9_.\-\[\]]+)==([A-Za-z0-9_.+\-]+)$")
+
+
+def requirement_lines() -> list[str]:
+    lines = (BINDER / "requirements.txt").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def local_requirements() -> str:
+    """binder/requirements.txt with only the torch source changed: index options dropped
+    and the torch pin written as plain ``torch==<version>`` (the CPU build carried here)."""
+    out = []
+    for line in requirement_lines():
+        if line.startswith(("--extra-index-url", "--index-url", "-i ", "--find-links", "-f ")):
+            continue
+        match = PIN.match(line)
+        if match and match.group(1).lower() == "torch":
+            line = f"torch=={match.group(2).split('+')[0]}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_requirements_are_pinned_and_torch_is_cpu_only() -> None:
+    """Guards Binder's repeatability and size: every requirement is an exact pin, and torch
+    comes with the PyTorch CPU index (the default one pulls GB of CUDA packages)."""
+    lines = requirement_lines()
+    options = [line for line in lines if line.startswith("-")]
+    pins = [line for line in lines if not line.startswith("-")]
+    assert options == ["--extra-index-url https://download.pytorch.org/whl/cpu"]
+    bad = [line for line in pins if not PIN.match(line)]
+    assert not bad, f"binder/requirements.txt lines that are not exact pins: {bad}"
+    names = {PIN.match(line).group(1).lower() for line in pins}  # type: ignore[union-attr]
+    for needed in (
+        "torch",
+        "numpy",
+        "matplotlib",
+        "ipywidgets",
+        "ipykernel",
+        "jupyterlab",
+        "nbval",
+    ):
+        assert needed in names, f"binder/requirements.txt does not pin {needed}"
+    assert local_requirements().count("torch==") == 1
+    assert "download.pytorch.org" not in local_requirements()
+
+
+def test_requirements_cover_what_the_package_needs() -> None:
+    """Guards postBuild's ``--no-deps`` install: every dependency of the package and of its
+    'widgets' extra is pinned in binder/requirements.txt, at a version the package accepts."""
+    tomllib = pytest.importorskip("tomllib")
+    requirements = pytest.importorskip("packaging.requirements")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = {}
+    for line in requirement_lines():
+        match = PIN.match(line)
+        if match:
+            pins[match.group(1).lower()] = match.group(2)
+    for spec in [*project["dependencies"], *project["optional-dependencies"]["widgets"]]:
+        req = requirements.Requirement(spec)
+        name = req.name.lower()
+        assert name in pins, f"binder/requirements.txt does not pin {name} (pyproject: {spec})"
+        assert req.specifier.contains(pins[name], prereleases=True), (
+            f"binder/requirements.txt pins {name}=={pins[name]}, pyproject asks {spec}"
+        )
+
+
+def test_runtime_and_postbuild() -> None:
+    """Guards the other two Binder files: a Python 3.x runtime line, and an executable bash
+    postBuild that stops at the first failing command and installs the package."""
+    assert re.fullmatch(r"python-3\.\d+\s*", (BINDER / "runtime.txt").read_text())
+    post = BINDER / "postBuild"
+    text = post.read_text()
+    assert text.startswith("#!/bin/bash") or text.startswith("#!/usr/bin/env bash")
+    assert re.search(r"^set -e", text, re.M), "postBuild must `set -e`"
+    assert re.search(r"pip install .*\.\s*$", text, re.M), "postBuild must install the package"
+    assert os.access(post, os.X_OK), "binder/postBuild must be executable"
+
+
+def _run(cmd: list[str], timeout_s: float, env: dict[str, str], what: str, cwd: Path = ROOT) -> str:
+    try:
+        done = subprocess.run(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode(errors="replace")
+        pytest.fail(f"{what} took longer than {timeout_s:.0f} s:\n{out[-4000:]}")
+    out = done.stdout.decode(errors="replace")
+    assert done.returncode == 0, f"{what} failed (exit {done.returncode}):\n{out[-6000:]}"
+    return out
+
+
+def _environment(venv: Path, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    env["VIRTUAL_ENV"] = str(venv)
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[var] = str(home / var.lower())
+    env["MPLCONFIGDIR"] = str(home / "matplotlib")
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["PIP_NO_INPUT"] = "1"
+    return env
+
+
+def binder_venv(env_home: Path) -> Path:
+    """The cached environment for the current requirements, built on first use."""
+    requirements = local_requirements()
+    key = hashlib.sha256((requirements + sys.version + sys.platform).encode()).hexdigest()[:16]
+    venv = CACHE / key / "venv"
+    env_home.mkdir(parents=True, exist_ok=True)
+    stamp = CACHE / key / "installed"
+    if stamp.exists():
+        return venv
+    if CACHE.exists():  # environments of older requirements, or a build that was cut short
+        for old in CACHE.iterdir():
+            shutil.rmtree(old, ignore_errors=True)
+    (CACHE / key).mkdir(parents=True)
+    req_file = CACHE / key / "requirements.txt"
+    req_file.write_text(requirements)
+    env = _environment(venv, env_home)
+    _run([sys.executable, "-m", "venv", str(venv)], 300, env, "creating the virtual environment")
+    python = str(venv / "bin" / "python")
+    _run(
+        [python, "-m", "pip", "install", "-q", "-r", str(req_file)],
+        INSTALL_TIMEOUT_S,
+        env,
+        "pip install -r binder/requirements.txt (torch source adjusted)",
+    )
+    stamp.write_text(requirements)
+    return venv
+
+
+@pytest.mark.slow
+def test_binder_simulation_runs_every_notebook() -> None:
+    """Guards the Binder demo: an environment made only from binder/ (requirements, then
+    postBuild) installs the package with its data files and runs every notebook with nbval."""
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    if not notebooks:
+        pytest.skip("notebooks/ has no notebook yet: nothing to run in the Binder simulation")
+    with tempfile.TemporaryDirectory(prefix="dlperf-binder-") as tmp:
+        # Binder copies the repository into the image and runs postBuild there; so does this
+        # test, which also keeps postBuild's build files and the notebooks' own files out of
+        # the working tree.
+        home, repo = Path(tmp) / "home", Path(tmp) / "repo"
+        shutil.copytree(ROOT, repo, ignore=NOT_CLONED)
+        venv = binder_venv(home)
+        env = _environment(venv, home)
+        _run(["bash", "binder/postBuild"], POSTBUILD_TIMEOUT_S, env, "binder/postBuild", cwd=repo)
+        python = str(venv / "bin" / "python")
+        where = _run(
+            [python, "-c", "import dlperf_widgets as d; d.gpu('A100'); print(d.__file__)"],
+            60,
+            env,
+            "importing the installed package",
+            cwd=home,  # not the repository, whose source tree would shadow the installed copy
+        ).strip()
+        assert Path(where).is_relative_to(venv), f"dlperf_widgets imported from {where}"
+        nbval = [
+            python, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q",
+            "--nbval-lax", f"--nbval-cell-timeout={CELL_TIMEOUT_S}",
+        ]  # fmt: skip
+        if (repo / "notebooks" / "sanitize.cfg").exists():
+            nbval += ["--nbval-sanitize-with", "notebooks/sanitize.cfg"]
+        _run(
+            [*nbval, "notebooks/"],
+            NOTEBOOKS_TIMEOUT_S,
+            env,
+            "nbval on notebooks/ in the Binder environment",
+            cwd=repo,
+        )
