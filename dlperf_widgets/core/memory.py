@@ -120,7 +120,7 @@ class ActivationResult(ResultMixin):
     source: str = ACTIVATION_SOURCE
 
     _units: ClassVar[dict[str, str]] = {
-        k: "B"
+        k: "iB"
         for k in (
             "layernorm_inputs_bytes",
             "attention_projections_bytes",
@@ -300,7 +300,7 @@ class MemoryResult(ResultMixin):
     activation_formula: str
 
     _units: ClassVar[dict[str, str]] = {
-        k: "B"
+        k: "iB"
         for k in (
             "weights_bytes",
             "gradients_bytes",

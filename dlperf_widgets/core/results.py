@@ -15,7 +15,11 @@ _PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
 
 def format_quantity(value: Any, unit: str = "", digits: int = 4) -> str:
-    """``1.25e14, 'FLOP/s'`` -> ``'125 TFLOP/s'``; seconds get ms/us; bytes get SI prefixes."""
+    """``1.25e14, 'FLOP/s'`` -> ``'125 TFLOP/s'``; seconds get ms/us.
+
+    Unit ``'B'`` (traffic) and ``'B/s'`` take decimal prefixes as NVIDIA publishes bandwidth;
+    ``'iB'`` (capacities: memory sizes, footprints) takes binary ones.
+    """
     if value is None:
         return "-"
     if isinstance(value, (bool, str)):
@@ -27,6 +31,11 @@ def format_quantity(value: Any, unit: str = "", digits: int = 4) -> str:
         for scale, name in ((1, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
             if abs(v) >= scale or scale == 1e-9:
                 return f"{v / scale:.{digits}g} {name}"
+    if unit == "iB":  # capacities: binary prefixes, as memory is sized (80 GiB, not 85.9 GB)
+        for scale, prefix in ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki")):
+            if abs(v) >= scale:
+                return f"{v / scale:.{digits}g} {prefix}B"
+        return f"{v:.{digits}g} B"
     if unit in ("FLOP", "FLOP/s", "B", "B/s"):
         for scale, prefix in _PREFIXES:
             if abs(v) >= scale:
