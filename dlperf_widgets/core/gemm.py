@@ -56,6 +56,7 @@ __all__ = [
     "GemmResult",
     "GemmSweep",
     "arithmetic_intensity",
+    "attainable_flops_per_s",
     "gemm",
     "gemm_bytes",
     "gemm_flops",
@@ -85,6 +86,20 @@ def arithmetic_intensity(m: Any, n: Any, k: Any, dtype: Any = "fp16", beta: floa
     """FLOPs / bytes of a GEMM, in FLOP per byte (vectorised; symmetric in M and N)."""
     d = _dtype(dtype)
     return gemm_flops(m, n, k) / gemm_bytes(m, n, k, d.bytes_per_element, beta=beta)
+
+
+def attainable_flops_per_s(ai: Any, gpu: str | Gpu = "A100", dtype: str = "fp16") -> Any:
+    """The roofline: min(peak, AI x bandwidth) in FLOP/s, for one AI or an array of them.
+
+    NVIDIA "GPU Performance Background User's Guide" (math vs memory bound); the bend is at
+    the GPU's ops:byte ratio.
+    """
+    g = _gpu(gpu)
+    a = np.asarray(ai, dtype=np.float64)
+    if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 0):
+        raise InvalidParameter(f"'ai' must be positive finite number(s) (got {ai!r})")
+    out = np.minimum(g.peak_flops(dtype), a * g.memory_bandwidth_bytes_per_s)
+    return float(out) if out.ndim == 0 else out
 
 
 def _f(x: Any) -> Any:

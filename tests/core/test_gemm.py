@@ -273,3 +273,17 @@ def test_time_limiter_can_differ_from_the_guides_limiter():
     assert r.time_limiter == expected
     assert gemm(64, 64, 64).time_limiter == "latency"
     assert gemm(8192, 8192, 8192, gpu="V100").time_limiter == "math"
+
+
+def test_attainable_is_the_roofline():
+    """min(peak, AI x bandwidth): bends at ops:byte; V100 at AI 124.1 reaches 111.7 TFLOP/s."""
+    from dlperf_widgets.core.gemm import attainable_flops_per_s
+
+    v100 = gpu("V100")
+    assert attainable_flops_per_s(124.1, "V100") == pytest.approx(124.1 * 900e9)
+    assert attainable_flops_per_s(1e4, "V100") == v100.peak_flops("fp16")
+    ridge = v100.ops_per_byte("fp16")
+    both = attainable_flops_per_s(np.array([ridge / 2, ridge * 2]), "V100")
+    assert both.tolist() == pytest.approx([v100.peak_flops("fp16") / 2, v100.peak_flops("fp16")])
+    with pytest.raises(InvalidParameter, match="'ai' must be positive"):
+        attainable_flops_per_s(-1.0, "V100")
