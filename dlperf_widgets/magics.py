@@ -58,6 +58,10 @@ def run_line(line: str) -> Any:
         return _Html(text, f"<pre>{html.escape(text)}</pre>")
     except DlperfError as exc:
         return error_html(str(exc))
+    except Exception as exc:  # a bug of ours: still one line in the cell, never a traceback
+        return error_html(
+            f"internal error in %dlperf ({type(exc).__name__}: {exc}); please report it"
+        )
     if as_json:
         text = json.dumps(to_jsonable(result), indent=2)
         return _Html(text, f"<pre>{html.escape(text)}</pre>")

@@ -1,1 +1,34 @@
-"""Interactive widgets (ipywidgets + matplotlib)."""
+"""Interactive widgets (ipywidgets + matplotlib).
+
+Each widget is an ``ipywidgets.VBox`` that takes its initial values as keyword arguments,
+calls one function of :mod:`dlperf_widgets.core` whenever a control moves, and exposes that
+call's result as ``.result``. Bad input shows one inline message (CSS class
+``dlperf-error``) and keeps the last good result.
+"""
+
+from __future__ import annotations
+
+from .gemm import GemmExplorer
+from .gpu import GpuCard
+from .layers import LayerChecklist, NetworkBreakdown
+from .memory import MemoryCalculator
+from .precision import FormatExplorer, LossScalingExplorer
+from .roofline import Roofline
+from .sparsity import SparsityExplorer
+from .sweep import DimensionSweep
+from .tiles import TileExplorer, WaveExplorer
+
+__all__ = [
+    "DimensionSweep",
+    "FormatExplorer",
+    "GemmExplorer",
+    "GpuCard",
+    "LayerChecklist",
+    "LossScalingExplorer",
+    "MemoryCalculator",
+    "NetworkBreakdown",
+    "Roofline",
+    "SparsityExplorer",
+    "TileExplorer",
+    "WaveExplorer",
+]

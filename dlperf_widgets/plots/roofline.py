@@ -1,0 +1,228 @@
+"""Roofline plots: a GPU's roof for one dtype, and operations placed on it.
+
+The roof is the smaller of the memory line (arithmetic intensity x bandwidth) and the math
+peak; it bends at the GPU's ops:byte ratio (NVIDIA slides "NN Performance optimization",
+"Math and Memory bounds"). Each operation sits at its arithmetic intensity and at the
+throughput the core predicts for it, coloured by its limiter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.gemm import attainable_flops_per_s
+from ..core.gpus import Gpu
+from ..core.gpus import gpu as _gpu
+from ..core.results import format_quantity
+from ._artists import Artists
+from .style import COLORS, LIMITER_COLORS, log_axis, new_axes, style_axes
+
+__all__ = [
+    "AI_RANGE",
+    "FLOPS_RANGE",
+    "fit_points",
+    "plot_gemm",
+    "plot_roofline",
+    "roof_points",
+    "set_points",
+    "update_roof",
+]
+
+# Arithmetic intensities the x axis spans (FLOP/B): from an FP64 element-wise operation to
+# a very large INT4 GEMM; and throughputs the y axis spans (FLOP/s), from a small
+# memory-bound operation to the largest peak in the GPU table.
+AI_RANGE = (0.05, 1e5)
+FLOPS_RANGE = (1e10, 5e16)
+
+
+def roof_points(
+    g: Gpu, dtype: str, ai_range: tuple[float, float] = AI_RANGE
+) -> tuple[list[float], list[float]]:
+    """Corners of the roof: memory line up to the ridge, then flat at the peak (from the core)."""
+    ridge = g.ops_per_byte(dtype)
+    lo, hi = ai_range
+    xs = [lo, ridge, hi] if lo < ridge < hi else [lo, hi]
+    ys = [float(y) for y in attainable_flops_per_s(np.array(xs), g, dtype)]
+    return xs, ys
+
+
+def plot_roofline(
+    gpu: str | Gpu,
+    dtype: str = "fp16",
+    ax: Any = None,
+    *,
+    ops: Sequence[Any] = (),
+    labels: Sequence[str] | None = None,
+    ai_range: tuple[float, float] = AI_RANGE,
+    flops_range: tuple[float, float] = FLOPS_RANGE,
+) -> Artists:
+    """Draw ``gpu``'s roof for ``dtype``, its ridge point, and ``ops`` on it.
+
+    ``ops`` are core results with ``arithmetic_intensity``, ``predicted_flops_per_s`` and
+    ``limiter`` (a :class:`~dlperf_widgets.core.gemm.GemmResult`, for instance). The axes
+    span ``ai_range`` x ``flops_range`` (widened to fit the peak and the operations), the
+    same for every GPU, so that rooflines of two GPUs compare at a glance.
+    Returns :class:`Artists` with ``roof``, ``ridge``, ``ridge_label``, ``peak_label``,
+    ``title``, ``points`` and ``labels``.
+    """
+    if ax is None:
+        ax = new_axes()
+    else:
+        style_axes(ax)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    log_axis(ax.xaxis)
+    log_axis(ax.yaxis)
+    (roof,) = ax.plot([], [], color=COLORS["roof"], linewidth=2, label="roof", zorder=2)
+    ridge_line = ax.axvline(1.0, color=COLORS["ridge"], linestyle="--", linewidth=1, zorder=1)
+    ridge_label = ax.text(1, 1, "", color=COLORS["ridge"], fontsize=9, va="bottom", ha="left")
+    peak_label = ax.text(ai_range[1] / 1.2, 1, "", fontsize=9, ha="right", va="bottom")
+    ax.set_xlim(*ai_range)
+    ax.set_ylim(*flops_range)
+    ax.set_xlabel("arithmetic intensity (FLOP/B)")
+    ax.set_ylabel("throughput (FLOP/s)")
+    artists = Artists(
+        ax=ax,
+        roof=roof,
+        ridge=ridge_line,
+        ridge_label=ridge_label,
+        peak_label=peak_label,
+        title=ax.title,
+        points=[],
+        labels=[],
+        flops_range=flops_range,
+    )
+    update_roof(artists, gpu, dtype)
+    if ops:
+        fit_points(artists, ops)
+        set_points(artists, ops, labels)
+    return artists
+
+
+def update_roof(artists: Artists, gpu: str | Gpu, dtype: str) -> bool:
+    """Move the roof, ridge and labels of ``artists`` to ``gpu`` / ``dtype``.
+
+    Returns True when the y axis had to grow to show the peak (a full redraw is due).
+    """
+    g = _gpu(gpu)
+    ax = artists.ax
+    lo, hi = ax.get_xlim()
+    xs, ys = roof_points(g, dtype, (lo, hi))
+    peak = g.peak_flops(dtype)
+    ridge = g.ops_per_byte(dtype)
+    artists.roof.set_data(xs, ys)
+    artists.ridge.set_xdata([ridge, ridge])
+    ymin, ymax = ax.get_ylim()
+    artists.ridge_label.set_position((ridge * 1.15, ymin * 2))
+    artists.ridge_label.set_text(f"ridge: ops:byte {ridge:.1f} FLOP/B")
+    artists.peak_label.set_position((hi / 1.2, peak * 1.15))
+    artists.peak_label.set_text(f"peak {format_quantity(peak, 'FLOP/s', 3)}")
+    ax.set_title(f"Roofline: {g.name}, {dtype}")
+    if peak * 4 > ymax:
+        ax.set_ylim(ymin, peak * 5)
+        return True
+    return False
+
+
+def fit_points(artists: Artists, ops: Sequence[Any]) -> bool:
+    """Set the bottom of the y axis to show every operation; True when it changed.
+
+    The bottom goes below the default range only as far as the lowest operation needs,
+    and back once no operation needs it.
+    """
+    ax = artists.ax
+    ymin, ymax = ax.get_ylim()
+    low = min((r.predicted_flops_per_s for r in ops), default=artists.flops_range[0])
+    want = min(artists.flops_range[0], low / 3)
+    if want != ymin:
+        ax.set_ylim(want, ymax)
+        artists.ridge_label.set_y(want * 2)
+        return True
+    return False
+
+
+def _frac(v: float, lo: float, hi: float) -> float:
+    """Where ``v`` lies between ``lo`` and ``hi`` on a log axis (0..1)."""
+    import math
+
+    if v <= 0 or lo <= 0:
+        return 0.0
+    return (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+
+
+def _point_label(result: Any) -> str:
+    return (
+        f"{result.arithmetic_intensity:.1f} FLOP/B, "
+        f"{format_quantity(result.predicted_flops_per_s, 'FLOP/s', 3)} ({result.limiter})"
+    )
+
+
+def set_points(
+    artists: Artists,
+    ops: Sequence[Any],
+    labels: Sequence[str] | None = None,
+    *,
+    animated: bool = False,
+) -> list[Any]:
+    """Place ``ops`` on a drawn roofline, reusing its point and label artists.
+
+    Artists are added or removed only when the number of operations changes; otherwise
+    their data, colour and text are updated in place. Returns the new artists (those a
+    caller that blits must register), empty when none were created.
+    """
+    ax = artists.ax
+    ops = list(ops)
+    labels = list(labels) if labels is not None else [_point_label(r) for r in ops]
+    created: list[Any] = []
+    while len(artists.points) > len(ops):
+        artists.points.pop().remove()
+        artists.labels.pop().remove()
+    while len(artists.points) < len(ops):
+        (p,) = ax.plot([], [], "o", markersize=8, markeredgecolor="white", zorder=4)
+        t = ax.annotate(
+            "",
+            (1, 1),
+            xytext=(8, -16),
+            textcoords="offset points",
+            fontsize=9,
+            zorder=5,
+            annotation_clip=False,
+        )
+        for a in (p, t):
+            a.set_animated(animated)
+        artists.points.append(p)
+        artists.labels.append(t)
+        created += [p, t]
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    # labels of neighbours (in x order) alternate below and above their points
+    rank = {
+        i: j
+        for j, i in enumerate(sorted(range(len(ops)), key=lambda i: ops[i].arithmetic_intensity))
+    }
+    for i, (p, t, r, text) in enumerate(
+        zip(artists.points, artists.labels, ops, labels, strict=False)
+    ):
+        x, y = r.arithmetic_intensity, r.predicted_flops_per_s
+        color = LIMITER_COLORS.get(r.limiter, COLORS["roof"])
+        p.set_data([x], [y])
+        p.set_markerfacecolor(color)
+        t.xy = (x, y)
+        # keep the label inside the axes: above a point near the bottom, left of one
+        # near the right edge (positions in decades, where the axes are logarithmic)
+        low = _frac(y, y0, y1) < 0.15
+        high = _frac(y, y0, y1) > 0.85
+        right = _frac(x, x0, x1) > 0.6
+        above = low or (rank[i] % 2 == 1 and not high)
+        t.set_position((-8 if right else 8, 6 if above else -16))
+        t.set_horizontalalignment("right" if right else "left")
+        t.set_text(text)
+        t.set_color(color)
+    return created
+
+
+def plot_gemm(result: Any, ax: Any = None) -> Artists:
+    """The roofline of ``result.gpu`` / ``result.dtype`` with the GEMM ``result`` on it."""
+    return plot_roofline(result.gpu, result.dtype, ax, ops=[result])

@@ -1,0 +1,203 @@
+"""Predicted time or throughput of a GEMM as one dimension sweeps, with measurements.
+
+Sweeping K across 4000..4200 shows the alignment dips (sizes that are multiples of 16
+bytes are fast); sweeping N across 1..4096 shows the saw-tooth of tile and wave
+quantization (NVIDIA slides "NN Performance optimization", "Optimality" and "Wave
+quantization").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import InvalidParameter
+from ._artists import Artists
+from .style import COLORS, new_axes, nice_ceiling, si_formatter, style_axes, time_unit
+
+__all__ = ["QUANTITIES", "measured_points", "plot_sweep", "sweep_dimension", "update_sweep"]
+
+QUANTITIES = ("time", "throughput")
+# Misaligned sizes get their own markers while the sweep is short enough to tell them apart.
+_MAX_MARKED = 600
+
+
+def sweep_dimension(sweep: Any) -> str:
+    """Which of 'm', 'n', 'k' varies in ``sweep`` (the first that does; 'n' if none)."""
+    for name in ("m", "n", "k"):
+        values = np.asarray(getattr(sweep, name))
+        if values.size > 1 and values.min() != values.max():
+            return name
+    return "n"
+
+
+def measured_points(measured: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Measured points as two arrays (x, time in seconds).
+
+    Accepts a sequence of ``(x, time_s)`` pairs, or a mapping with an ``x`` array (or
+    ``m``, ``n``, ``k``) and a ``time_s`` array.
+    """
+    if measured is None:
+        return np.empty(0), np.empty(0)
+    if isinstance(measured, Mapping):
+        xkey = next((key for key in ("x", "m", "n", "k") if key in measured), None)
+        if xkey is None or "time_s" not in measured:
+            raise InvalidParameter(
+                "'measured' must be a sequence of (x, time_s) pairs or a dict with 'x' and "
+                f"'time_s' arrays (got keys {sorted(map(str, measured))})"
+            )
+        x = np.asarray(measured[xkey], dtype=float).ravel()
+        t = np.asarray(measured["time_s"], dtype=float).ravel()
+    elif isinstance(measured, Sequence) or isinstance(measured, np.ndarray):
+        try:
+            arr = np.asarray(measured, dtype=float).reshape(-1, 2)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameter(
+                "'measured' must be a sequence of (x, time_s) pairs or a dict with 'x' and "
+                f"'time_s' arrays (got {type(measured).__name__})"
+            ) from exc
+        x, t = arr[:, 0], arr[:, 1]
+    else:
+        raise InvalidParameter(
+            "'measured' must be a sequence of (x, time_s) pairs or a dict with 'x' and "
+            f"'time_s' arrays (got {type(measured).__name__})"
+        )
+    if x.shape != t.shape:
+        raise InvalidParameter(
+            f"'measured' must have as many times as x values (got {x.size} x and {t.size} times)"
+        )
+    if not (np.isfinite(t).all() and (t > 0).all() and np.isfinite(x).all()):
+        raise InvalidParameter("'measured' times must be positive finite numbers of seconds")
+    return x, t
+
+
+def plot_sweep(
+    sweep: Any,
+    ax: Any = None,
+    *,
+    quantity: str = "time",
+    measured: Any = None,
+) -> Artists:
+    """Draw a :class:`~dlperf_widgets.core.gemm.GemmSweep` along its varying dimension.
+
+    ``quantity`` is 'time' (predicted time) or 'throughput' (predicted FLOP/s).
+    ``measured`` times are overlaid as markers in the 'time' view (see
+    :func:`measured_points`).
+    Returns :class:`Artists` with ``model`` (line), ``misaligned`` (markers or a line),
+    ``measured`` (markers), ``legend`` and ``title``.
+    """
+    if ax is None:
+        ax = new_axes()
+    else:
+        style_axes(ax)
+    (model,) = ax.plot([], [], color=COLORS["model"], linewidth=1.4, label="model", zorder=2)
+    (mis,) = ax.plot([], [], color=COLORS["misaligned"], zorder=3)
+    (meas,) = ax.plot(
+        [],
+        [],
+        "D",
+        color=COLORS["measured"],
+        markerfacecolor="none",
+        markersize=6,
+        markeredgewidth=1.5,
+        label="measured",
+        zorder=4,
+    )
+    artists = Artists(
+        ax=ax, model=model, misaligned=mis, measured=meas, legend=None, title=ax.title
+    )
+    update_sweep(artists, sweep, quantity=quantity, measured=measured)
+    return artists
+
+
+def update_sweep(
+    artists: Artists, sweep: Any, *, quantity: str = "time", measured: Any = None
+) -> bool:
+    """Put a new sweep (and measurements) into the artists of :func:`plot_sweep`.
+
+    A short sweep is one line through every size, with the sizes that miss the 16-byte
+    alignment marked (the dips of the K sweep). A long one is two lines, aligned sizes and
+    the others, so that the tile and wave saw-tooth of each stays visible.
+
+    The y axis tops out at a round value (1, 2 or 5 x 10**k) so small changes keep it.
+    Returns True when an axis (limits or label) changed, False when only the data did.
+    """
+    if quantity not in QUANTITIES:
+        raise InvalidParameter(f"'quantity' must be one of time, throughput (got {quantity!r})")
+    ax = artists.ax
+    dim = sweep_dimension(sweep)
+    shape = np.shape(sweep.predicted_time_s)
+    x = np.asarray(np.broadcast_to(np.asarray(getattr(sweep, dim)), shape), dtype=float).ravel()
+    mx, mt = measured_points(measured)
+    if quantity == "time":
+        y = np.asarray(sweep.predicted_time_s, dtype=float).ravel()
+        top = max(float(y.max()), float(mt.max()) if mt.size else 0.0)
+        unit, scale = time_unit(top)
+        y = y / scale
+        my = mt / scale
+        ylabel = f"predicted time ({unit})"
+    else:
+        y = np.asarray(sweep.predicted_flops_per_s, dtype=float).ravel()
+        mx, my = mx[:0], mt[:0]  # measurements are times: they appear in the 'time' view
+        ylabel = "predicted throughput (FLOP/s)"
+    aligned = (
+        np.broadcast_to(np.asarray(sweep.alignment_efficiency, dtype=float), shape).ravel() >= 1
+    )
+    mis = artists.misaligned
+    if aligned.all() or not aligned.any():
+        artists.model.set_data(x, y)
+        artists.model.set_label("model")
+        mis.set_data([], [])
+    elif x.size <= _MAX_MARKED:
+        artists.model.set_data(x, y)
+        artists.model.set_label("model")
+        mis.set_data(x[~aligned], y[~aligned])
+        mis.set(linestyle="none", marker="o", markersize=3, linewidth=0)
+        mis.set_label("model, not 16-byte aligned")
+    else:
+        artists.model.set_data(x[aligned], y[aligned])
+        artists.model.set_label("model, 16-byte aligned sizes")
+        mis.set_data(x[~aligned], y[~aligned])
+        mis.set(linestyle="-", marker="none", linewidth=0.6, alpha=0.8)
+        mis.set_label("model, other sizes")
+    artists.measured.set_data(mx, my)
+    ax.set_title(f"GEMM {_shape(sweep, dim)} ({sweep.dtype}) on {sweep.gpu}, {dim.upper()} swept")
+    top = max(float(y.max()), float(my.max()) if my.size else 0.0) * 1.05
+    xlim = (float(x.min()), float(x.max()) if x.max() > x.min() else float(x.min()) + 1)
+    ylim = (0.0, nice_ceiling(top) if top > 0 else 1.0)
+    xlabel = f"{dim.upper()} (elements)"
+    changed = (
+        tuple(ax.get_xlim()) != xlim
+        or tuple(ax.get_ylim()) != ylim
+        or ax.get_xlabel() != xlabel
+        or ax.get_ylabel() != ylabel
+    )
+    if changed:
+        ax.set_xlim(*xlim)
+        ax.set_ylim(*ylim)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.yaxis.set_major_formatter(_plain() if quantity == "time" else si_formatter())
+    shown = [a for a in (artists.model, mis, artists.measured) if len(a.get_xdata())]
+    if artists.legend is not None:
+        artists.legend.remove()
+    artists.legend = ax.legend(handles=shown, loc="lower right")
+    return changed
+
+
+def _plain() -> Any:
+    from matplotlib.ticker import ScalarFormatter
+
+    return ScalarFormatter(useOffset=False)
+
+
+def _shape(sweep: Any, dim: str) -> str:
+    parts = []
+    for name in ("m", "n", "k"):
+        if name == dim:
+            parts.append(name.upper())
+        else:
+            parts.append(str(int(np.asarray(getattr(sweep, name)).ravel()[0])))
+    return " x ".join(parts)

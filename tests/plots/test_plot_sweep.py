@@ -1,0 +1,51 @@
+"""plot_sweep: model line, misaligned sizes and measurements, with units on the axes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dlperf_widgets.core.errors import InvalidParameter
+from dlperf_widgets.core.gemm import gemm_sweep
+from dlperf_widgets.plots import plot_sweep
+from dlperf_widgets.plots.sweep import measured_points, sweep_dimension
+
+
+def test_short_sweep_marks_misaligned_sizes():
+    """K 4000..4200: one line through all sizes, markers on the 175 that miss 8."""
+    s = gemm_sweep(1024, 1024, np.arange(4000, 4201), gpu="V100")
+    a = plot_sweep(s)
+    assert sweep_dimension(s) == "k"
+    assert len(a.model.get_xdata()) == 201
+    assert len(a.misaligned.get_xdata()) == 175
+    assert a.misaligned.get_marker() == "o"
+    assert a.ax.get_xlabel() == "K (elements)"
+    assert a.ax.get_ylabel() == "predicted time (µs)"
+    # seconds -> microseconds in the plotted data
+    np.testing.assert_allclose(a.model.get_ydata(), s.predicted_time_s * 1e6)
+
+
+def test_long_sweep_splits_aligned_and_other_sizes():
+    """N 1..4096: aligned sizes on the model line, the rest on a second line."""
+    s = gemm_sweep(4096, np.arange(1, 4097), 4096, gpu="A100")
+    a = plot_sweep(s, quantity="throughput")
+    assert len(a.model.get_xdata()) == 512
+    assert len(a.misaligned.get_xdata()) == 4096 - 512
+    assert a.ax.get_ylabel() == "predicted throughput (FLOP/s)"
+    labels = [t.get_text() for t in a.legend.get_texts()]
+    assert labels == ["model, 16-byte aligned sizes", "model, other sizes"]
+
+
+def test_measured_overlay_forms():
+    """(x, time_s) pairs and dicts of arrays give the same markers; bad data is refused."""
+    s = gemm_sweep(1024, 1024, np.arange(4000, 4201), gpu="V100")
+    a = plot_sweep(s, measured=[(4096, 1e-4), (4100, 2e-4)])
+    np.testing.assert_allclose(a.measured.get_ydata(), [100.0, 200.0])
+    x, _t = measured_points({"k": [1, 2], "time_s": [1.0, 2.0]})
+    np.testing.assert_array_equal(x, [1, 2])
+    with pytest.raises(InvalidParameter, match="'measured'"):
+        measured_points({"time_s": [1.0]})
+    with pytest.raises(InvalidParameter, match="'measured'"):
+        measured_points([(1, float("nan"))])
+    with pytest.raises(InvalidParameter, match="'quantity'"):
+        plot_sweep(s, quantity="speed")

@@ -1,0 +1,138 @@
+"""DimensionSweep: gemm_sweep along M, N or K; alignment dips, saw-tooth, measurements."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dlperf_widgets.core.errors import InvalidParameter
+from dlperf_widgets.core.gemm import gemm_sweep
+from dlperf_widgets.core.gpus import gpu
+from dlperf_widgets.widgets import DimensionSweep
+
+N_PRESET = "N 1..4096: tiles and waves (A100)"
+
+
+def test_k_sweep_shows_alignment_dips(close_after):
+    """K 4000..4200 on V100 (M = N = 1024, FP16): multiples of 8 run about twice as fast."""
+    w = DimensionSweep()
+    close_after(w)
+    k = np.arange(4000, 4201)
+    expected = gemm_sweep(1024, 1024, k, dtype="fp16", gpu="V100")
+    np.testing.assert_array_equal(w.result.predicted_time_s, expected.predicted_time_s)
+    t = dict(zip(k.tolist(), w.result.predicted_time_s.tolist(), strict=True))
+    # the slides' cuBLAS 11 K sweep: K not divisible by 8 takes about twice as long
+    assert 1.5 < t[4097] / t[4096] < 2.5
+    assert 1.5 < t[4095] / t[4096] < 2.5
+    assert "175 of 201 sizes miss" in w.output.value  # 26 of 201 are multiples of 8
+    assert len(w._artists.misaligned.get_xdata()) == 175
+
+
+def test_n_sweep_has_a_saw_tooth(close_after):
+    """N 1..4096 on A100 (M = K = 4096): throughput drops after each wave boundary."""
+    w = DimensionSweep(preset=N_PRESET)
+    close_after(w)
+    assert len(w.result) == 4096
+    n = np.arange(1, 4097)
+    aligned = n % 8 == 0
+    flops = w.result.predicted_flops_per_s[aligned]
+    drops = np.flatnonzero(np.diff(flops) < -0.05 * flops[:-1])
+    assert len(drops) >= 5  # several teeth, not a monotone curve
+    # model line and 'other sizes' line split the sweep
+    assert len(w._artists.model.get_xdata()) == aligned.sum()
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "fragment"),
+    [
+        ("start", "abc", "'from' must be an integer"),
+        ("start", "-3", "'from' must be an integer"),
+        ("start", "1e12", "'from' must be an integer between 1 and 1,048,576"),
+        ("stop", "3000", "'to' must be at least 'from'"),
+        ("step", "0", "'step' must be an integer"),
+        ("m", "x", "'M' must be an integer"),
+        ("tile", "big", "'tile' must be 'auto' or HEIGHTxWIDTH"),
+    ],
+)
+def test_bad_text_boxes(close_after, error_count, field, text, fragment):
+    """Each text box's bad input: one inline message naming it, last result kept."""
+    w = DimensionSweep()
+    close_after(w)
+    before = w.result
+    w.controls[field].value = text
+    assert error_count(w) == 1
+    assert fragment in w.error
+    assert w.result is before
+
+
+def test_too_many_points_is_refused(close_after, error_count):
+    """A range with more than 20,000 sizes is refused (it would be slow to draw)."""
+    w = DimensionSweep()
+    close_after(w)
+    w.controls["start"].value = "1"
+    w.controls["stop"].value = "100000"
+    assert error_count(w) == 1 and "at most 20,000" in w.error
+
+
+def test_typed_values_with_separators(close_after):
+    """'4,096' and '1_024' are accepted as integers in the text boxes."""
+    w = DimensionSweep()
+    close_after(w)
+    w.controls["m"].value = "2,048"
+    w.controls["n"].value = "1_024"
+    assert int(w.result.m.ravel()[0]) == 2048
+    assert w.controls["preset"].value == "custom"
+
+
+def test_presets_switch_everything(close_after):
+    """The presets set range, fixed sizes and GPU, and disable the swept size's box."""
+    w = DimensionSweep()
+    close_after(w)
+    w.controls["preset"].value = N_PRESET
+    assert w.result.gpu == gpu("A100").name
+    assert w.controls["n"].disabled and not w.controls["k"].disabled
+    assert len(w.result) == 4096
+
+
+def test_measured_points_overlay(close_after):
+    """Measured (x, time_s) pairs or a dict of arrays appear as markers in the time view."""
+    w = DimensionSweep(measured=[(4096, 9e-5), (4097, 1.8e-4)])
+    close_after(w)
+    x, _t = w.measured
+    np.testing.assert_array_equal(x, [4096, 4097])
+    y = w._artists.measured.get_ydata()
+    assert len(y) == 2
+    assert "µs" in w.view.ax.get_ylabel()
+    assert y[0] == pytest.approx(90.0)
+    w.set_measured({"x": np.array([4000, 4100]), "time_s": np.array([1e-4, 2e-4])})
+    np.testing.assert_array_equal(w._artists.measured.get_xdata(), [4000, 4100])
+    w.set_measured(None)
+    assert len(w._artists.measured.get_xdata()) == 0
+    with pytest.raises(InvalidParameter, match="'measured'"):
+        w.set_measured({"x": [1, 2]})
+    with pytest.raises(InvalidParameter, match="'measured'"):
+        w.set_measured([(1, -1.0)])
+
+
+def test_throughput_view(close_after):
+    """'show: throughput' plots the core's predicted FLOP/s."""
+    w = DimensionSweep()
+    close_after(w)
+    w.controls["quantity"].value = "throughput"
+    np.testing.assert_allclose(w._artists.model.get_ydata(), w.result.predicted_flops_per_s)
+    assert "FLOP/s" in w.view.ax.get_ylabel()
+
+
+def test_lazy_names_of_the_package():
+    """`from dlperf_widgets import GemmExplorer` resolves to the widget classes."""
+    import dlperf_widgets
+
+    for name in (
+        "GpuCard",
+        "GemmExplorer",
+        "Roofline",
+        "TileExplorer",
+        "WaveExplorer",
+        "DimensionSweep",
+    ):
+        assert getattr(dlperf_widgets, name).__name__ == name
