@@ -255,14 +255,15 @@ def gemm_sweep(
     best_idx = np.argmin(times, axis=0)  # first minimum: the largest tile on ties
     best_split = np.ones_like(best_idx)
     best_time = times[best_idx, np.arange(best_idx.size)]
-    # Split-K only matters where the best plain schedule leaves SMs idle.
-    plain_tiles = np.ceil(mf / tms[best_idx]) * np.ceil(nf / tns[best_idx]) * bf
-    cand = np.nonzero((plain_tiles < slots) & (kk >= 2 * LATENCY_SPLIT_K_DEPTH))[0]
-    for split in SPLIT_K_FACTORS:
-        cand = cand[kk[cand] // split >= LATENCY_SPLIT_K_DEPTH]
-        if not cand.size:
-            break
-        for i in range(len(shapes)):
+    # Split-K, tile shape by tile shape, only where that shape leaves SMs idle without it.
+    deep = kk >= 2 * LATENCY_SPLIT_K_DEPTH
+    for i in range(len(shapes)):
+        plain_tiles = np.ceil(mf / tms[i]) * np.ceil(nf / tns[i]) * bf
+        cand = np.nonzero((plain_tiles < slots) & deep)[0]
+        for split in SPLIT_K_FACTORS:
+            cand = cand[kk[cand] // split >= LATENCY_SPLIT_K_DEPTH]
+            if not cand.size:
+                break
             t = _time(i, split, cand)[0]
             better = t < best_time[cand]
             best_time[cand] = np.where(better, t, best_time[cand])
@@ -471,6 +472,7 @@ def gemm(
         s.dtype,
         g,
         library=library,
+        # The guide's rule (Get Started 2.3): size tweaks help math-bound operations only.
         memory_bound=str(s.limiter) != "math",
     )
     findings = [_with_times(f, s, g, tile, blocks_per_sm, batch, beta, library) for f in findings]

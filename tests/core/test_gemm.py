@@ -287,3 +287,23 @@ def test_attainable_is_the_roofline():
     assert both.tolist() == pytest.approx([v100.peak_flops("fp16") / 2, v100.peak_flops("fp16")])
     with pytest.raises(InvalidParameter, match="'ai' must be positive"):
         attainable_flops_per_s(-1.0, "V100")
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(1, 4096), n=st.integers(1, 4096), k=st.integers(1, 2**17), g=gpu_names)
+def test_auto_tile_is_never_slower_than_a_forced_tile(m, n, k, g):
+    """'auto' searches every tile shape and split-K factor: no forced tile beats it."""
+    from dlperf_widgets.core.tiles import TILE_SHAPES
+
+    best = gemm(m, n, k, gpu=g).predicted_time_s
+    for tm, tn in TILE_SHAPES:
+        forced = gemm(m, n, k, gpu=g, tile=f"{tm}x{tn}").predicted_time_s
+        assert best <= forced * (1 + 1e-12)
+
+
+def test_split_k_on_a_square_output_with_deep_k():
+    """1024 x 1024 x 65536 on A100: 256x128 with split-K beats 64x64 without (found by a reader)."""
+    auto = gemm(1024, 1024, 65536, gpu="A100")
+    forced = gemm(1024, 1024, 65536, gpu="A100", tile="256x128")
+    assert auto.predicted_time_s <= forced.predicted_time_s
+    assert auto.split_k > 1
