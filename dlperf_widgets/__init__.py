@@ -27,6 +27,7 @@ from .core import (
     gpus,
     register_gpu,
     tile_wave,
+    toast,
 )
 
 __version__ = "0.1.0"
@@ -74,6 +75,7 @@ __all__ = [
     "load_ipython_extension",
     "register_gpu",
     "tile_wave",
+    "toast",
 ]
 
 

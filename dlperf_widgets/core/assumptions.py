@@ -31,6 +31,9 @@ MIN_KERNEL_TIME_S = 5e-6
 # cuBLAS 11.0 K sweep (M = N = 1024, V100, FP16), where K not divisible by 8 takes about
 # twice as long as K divisible by 8.
 MISALIGNED_EFFICIENCY = 0.5
+# An M or N smaller than the 16-byte multiple (N = 1 for a batch-1 linear layer) is not
+# counted as misaligned: libraries run such matrix-vector shapes with kernels of their own,
+# and the model leaves their cost to tile quantization and memory traffic.
 
 # Larger tiles run more efficiently (slides, "Optimality"). A tm x tn tile does tm*tn FMAs
 # per step of K on tm + tn loaded elements: its operand reuse is r = tm*tn / (tm + tn). The

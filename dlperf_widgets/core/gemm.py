@@ -203,9 +203,13 @@ def gemm_sweep(
     ai = flops / nbytes
 
     # Alignment: M, N and K must all be multiples of 16 bytes for the fast Tensor Core path.
+    # An M or N smaller than the multiple (a batch-1 linear layer's N = 1) makes a
+    # matrix-vector product, not a misaligned matrix: no penalty (core.assumptions); its
+    # cost shows through tile quantization and memory traffic instead.
     if g.unit_for(d) == "tensor":
         mult = d.tensor_core_multiple
-        aligned = (m % mult == 0) & (n % mult == 0) & (k % mult == 0)
+        matrix_vector = (m < mult) | (n < mult)
+        aligned = matrix_vector | ((m % mult == 0) & (n % mult == 0) & (k % mult == 0))
         if library == "legacy":
             need = legacy_required_multiple(d)
             if need is None:

@@ -127,6 +127,11 @@ class PassResult(ResultMixin):
         return self.k is not None
 
     @property
+    def predicted_flops_per_s(self) -> float:
+        """FLOPs / predicted time: where the pass sits on a roofline (0 for data movement)."""
+        return self.flops / self.predicted_time_s if self.predicted_time_s > 0 else 0.0
+
+    @property
     def shape(self) -> str:
         """``'4096x512x1024'`` (with ``'16 x '`` in front for batched GEMMs), or ``'-'``."""
         if self.k is None:

@@ -477,7 +477,11 @@ def training_memory(
         effective = micro_out = None
 
     # Data-parallel traffic (ring collectives over dp ranks) for this GPU's model shard.
-    grad_shard = GRADIENT_BYTES * local
+    # Collectives move elements of the working precision (FP16/BF16 gradients and weights
+    # in mixed precision), as in the ZeRO paper's analysis (section 7: 2 Psi for plain data
+    # parallelism and stages 1-2, 3 Psi for stage 3). PyTorch DDP under AMP all-reduces FP32
+    # gradients instead: twice these bytes for stage 0.
+    grad_shard = work_b * local
     weight_shard = work_b * local
     if dp == 1:
         dp_comm = 0.0

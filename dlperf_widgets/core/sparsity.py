@@ -7,7 +7,9 @@ dense math rate (the "Ampere, sparse" row of the multiply-add table: 1024 vs 512
 2048 vs 1024 FP16 FMA/clk/SM on A100).
 
 Speed-up model: only the math time halves (the GPU's sparse peak over its dense peak), so
-a math-bound GEMM runs up to 2x faster and a memory-bound one not at all (the compressed
+a GEMM whose time is set by math runs up to 2x faster and one whose time is set by memory
+not at all - which term sets the time is the model's ``time_limiter``, which can be math
+for a GEMM the guide's intensity rule calls memory-bound (tile and wave effects) (the compressed
 weights and their 2-bit indices are not credited: a conservative choice). The end-to-end
 effect follows Amdahl's law: if a fraction f of the step time speeds up s times, the step
 speeds up 1 / ((1 - f) + f / s).

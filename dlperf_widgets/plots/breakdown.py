@@ -51,7 +51,7 @@ def plot_passes(result: Any, ax: Any = None) -> Artists:
     container = ax.barh(y, np.zeros(len(passes)))
     labels = [ax.text(0, yy, "", va="center", fontsize=8) for yy in y]
     ax.set_yticks(y)
-    ax.set_yticklabels(_pass_names(result))
+    ax.set_yticklabels(_pass_names(result), fontsize=8)
     ax.set_ylim(len(passes) - 0.5, -0.5)
     ax.grid(False, axis="y")
     ax.set_xlabel("predicted time (µs)")
@@ -82,7 +82,8 @@ def update_passes(artists: Artists, result: Any) -> bool:
         shape = f"GEMM {p.m}x{p.n}x{p.k}" if p.is_gemm else "memory pass"
         text.set_x(t)
         text.set_text(f" {p.limiter}, {shape}")
-    want = (0.0, nice_ceiling(max(float(times.max()), 1e-3) * 1.7))
+    # room on the right of the longest bar for its label
+    want = (0.0, nice_ceiling(max(float(times.max()), 1e-3) * 1.45, fine=True))
     changed = tuple(ax.get_xlim()) != want
     if changed:
         ax.set_xlim(*want)
@@ -142,7 +143,10 @@ def update_breakdown(artists: Artists, result: Any) -> None:
             text = artists.values[j * n + i]
             text.set_x(pct + 1)
             text.set_text(f"{pct:.2f} %")
-    artists.ax.set_title(f"{result.name} in {result.dtype} on {result.gpu}")
+    # the network's name can be long: break it after its kind ("transformer: ...")
+    kind, _, rest = str(result.name).partition(": ")
+    title = f"{kind} in {result.dtype} on {result.gpu}" + (f"\n{rest}" if rest else "")
+    artists.ax.set_title(title, fontsize=9)
 
 
 _MEMORY_PARTS = (

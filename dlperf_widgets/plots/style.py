@@ -194,14 +194,16 @@ def time_unit(seconds: float) -> tuple[str, float]:
     return TIME_UNITS[-1]
 
 
-def nice_ceiling(value: float) -> float:
+def nice_ceiling(value: float, fine: bool = False) -> float:
     """The smallest of 1, 2, 5 x 10**k that is >= ``value``: an axis limit that stays put
-    while the data moves a little (so a widget can redraw only the data)."""
+    while the data moves a little (so a widget can redraw only the data). ``fine`` uses the
+    ladder 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 instead, wasting at most a fifth of the axis."""
     v = float(value)
     if v <= 1:
         return 1.0
     exp = math.floor(math.log10(v))
-    for step in (1, 2, 5, 10):
+    steps = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if fine else (1, 2, 5, 10)
+    for step in steps:
         limit = step * 10.0**exp
         if limit >= v * (1 - 1e-12):
             return limit

@@ -108,8 +108,9 @@ def plot_tiles(tw: Any, ax: Any = None) -> Artists:
 def update_tiles(artists: Artists, tw: Any) -> bool:
     """Redraw the tile grid of ``artists`` for a new TileWave, reusing every artist.
 
-    The axes span a round size (1, 2 or 5 x 10**k elements) that holds the launched
-    tiles, so small changes keep them. Returns True when the axis limits changed.
+    Both axes span the same round size that holds the launched tiles, with equal aspect,
+    so the grid keeps the output's shape and small changes keep the limits. Returns True
+    when the axis limits changed.
     """
     tm, tn = parse_tile(tw.tile) or (1, 1)
     height, width = tw.tiles_m * tm, tw.tiles_n * tn
@@ -127,11 +128,13 @@ def update_tiles(artists: Artists, tw: Any) -> bool:
     artists.waste[0].set_bounds(tw.n, 0, width - tw.n, height)
     artists.waste[1].set_bounds(0, tw.m, tw.n, height - tw.m)
     ax = artists.ax
-    limits = ((0.0, nice_ceiling(width)), (nice_ceiling(height), 0.0))
+    side = nice_ceiling(max(width, height), fine=True)
+    limits = ((0.0, side), (side, 0.0))
     changed = (tuple(ax.get_xlim()), tuple(ax.get_ylim())) != limits
     if changed:
         ax.set_xlim(*limits[0])
         ax.set_ylim(*limits[1])
+        ax.set_aspect("equal", adjustable="box")
     batch = f" (one of {tw.batch} batches)" if tw.batch > 1 else ""
     ax.set_title(
         f"{tw.m} x {tw.n} output, {tw.tile} tiles: {tw.tiles_m} x {tw.tiles_n} tiles{batch}\n"

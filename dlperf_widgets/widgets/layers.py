@@ -79,6 +79,7 @@ class LayerChecklist(Explorer):
     :class:`~dlperf_widgets.core.layers.LayerResult`.
     """
 
+    _margins = {"left": 0.3, "right": 0.97, "bottom": 0.16, "top": 0.88}  # noqa: RUF012
     result: LayerResult
 
     def __init__(

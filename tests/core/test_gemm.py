@@ -307,3 +307,12 @@ def test_split_k_on_a_square_output_with_deep_k():
     forced = gemm(1024, 1024, 65536, gpu="A100", tile="256x128")
     assert auto.predicted_time_s <= forced.predicted_time_s
     assert auto.split_k > 1
+
+
+def test_matrix_vector_shapes_are_not_penalised_as_misaligned():
+    """N = 1 (a batch-1 linear layer) is a matrix-vector product: memory sets its time."""
+    for k in (4095, 4096):
+        r = gemm(4096, 1, k, gpu="A100")
+        assert r.alignment_efficiency == 1.0
+        assert r.time_limiter == "memory" and r.limiter == "memory"
+    assert gemm(4096, 9, 4096, gpu="A100").alignment_efficiency == 0.5

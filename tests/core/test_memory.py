@@ -256,3 +256,20 @@ def test_bad_input_is_one_clear_sentence(kwargs, message):
     params = kwargs.pop("params")
     with pytest.raises(InvalidParameter, match=message):
         training_memory(params, **kwargs)
+
+
+def test_zero_communication_follows_the_paper_ratios():
+    """ZeRO paper, section 7: per-step traffic 2 Psi (DP, stages 1 and 2) and 3 Psi (stage 3)."""
+    from dlperf_widgets.core.memory import training_memory
+
+    comm = {
+        z: training_memory(
+            7e9, precision="mixed-fp16", data_parallel=8, zero=z
+        ).data_parallel_comm_bytes
+        for z in (0, 1, 2, 3)
+    }
+    assert comm[1] == pytest.approx(comm[0])
+    assert comm[2] == pytest.approx(comm[0])
+    assert comm[3] == pytest.approx(1.5 * comm[0])
+    # ring all-reduce of 2-byte gradients: 2 x (n - 1) / n x 2 B x Psi
+    assert comm[0] == pytest.approx(2 * 7 / 8 * 2 * 7e9)
