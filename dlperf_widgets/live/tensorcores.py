@@ -43,6 +43,31 @@ from ..core.errors import InvalidParameter
 from ..core.results import ResultMixin, format_quantity
 from .device import detect_device
 
+
+@contextlib.contextmanager
+def _native_stderr_silenced() -> Any:
+    """Send file descriptor 2 to /dev/null while the profiler starts and stops: its native
+    library prints bookkeeping lines (``STAGE:``, ``USDT:``) that a notebook shows as red
+    error boxes. Python's own sys.stderr is untouched."""
+    import os
+    import sys
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no real fd 2 (some embedded shells)
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 __all__ = [
     "CUDA_CORE_PATTERNS",
     "TENSOR_CORE_PATTERNS",
@@ -230,7 +255,7 @@ def tensor_core_report(
                 fn()
             if info.kind == "cuda":
                 torch.cuda.synchronize()
-            with profile(activities=activities) as prof:
+            with _native_stderr_silenced(), profile(activities=activities) as prof:
                 for _ in range(iterations):
                     fn()
                 if info.kind == "cuda":
