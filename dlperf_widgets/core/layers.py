@@ -141,6 +141,15 @@ _TRAINING = _o("training", "bool", True, "include the backward passes (training)
 _SHAPE = _o("shape", "shape", (32, 64, 56, 56), "input tensor shape, e.g. 32,64,56,56 (N,C,H,W)")
 _ELEMENTS = _o("elements", "optional_int", None, "number of elements (instead of shape)")
 
+# LSTM and GRU take the same sizes; they differ in their gate count (4 vs 3).
+_RECURRENT_OPTIONS = (
+    _o("batch", "int", 64, "minibatch size"),
+    _o("input_size", "int", 1024, "input features"),
+    _o("hidden_size", "int", 1024, "hidden size H"),
+    _o("seq_len", "int", 50, "time steps"),
+    _TRAINING,
+)
+
 _GEMM_KINDS = (
     LayerKind(
         "linear",
@@ -177,25 +186,13 @@ _GEMM_KINDS = (
         "lstm",
         "gemm",
         "LSTM layer (4 gates)",
-        (
-            _o("batch", "int", 64, "minibatch size"),
-            _o("input_size", "int", 1024, "input features"),
-            _o("hidden_size", "int", 1024, "hidden size H"),
-            _o("seq_len", "int", 50, "time steps"),
-            _TRAINING,
-        ),
+        _RECURRENT_OPTIONS,
     ),
     LayerKind(
         "gru",
         "gemm",
         "GRU layer (3 gates)",
-        (
-            _o("batch", "int", 64, "minibatch size"),
-            _o("input_size", "int", 1024, "input features"),
-            _o("hidden_size", "int", 1024, "hidden size H"),
-            _o("seq_len", "int", 50, "time steps"),
-            _TRAINING,
-        ),
+        _RECURRENT_OPTIONS,
     ),
     LayerKind(
         "attention",
