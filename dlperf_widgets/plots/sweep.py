@@ -137,7 +137,7 @@ def update_sweep(
         unit, scale = time_unit(top)
         y = y / scale
         my = mt / scale
-        ylabel = f"predicted time ({unit})"
+        ylabel = f"{'time' if mt.size else 'predicted time'} ({unit})"
     else:
         y = np.asarray(sweep.predicted_flops_per_s, dtype=float).ravel()
         mx, my = mx[:0], mt[:0]  # measurements are times: they appear in the 'time' view
@@ -181,9 +181,12 @@ def update_sweep(
         ax.set_ylabel(ylabel)
         ax.yaxis.set_major_formatter(_plain() if quantity == "time" else si_formatter())
     shown = [a for a in (artists.model, mis, artists.measured) if len(a.get_xdata())]
-    if artists.legend is not None:
-        artists.legend.remove()
-    artists.legend = ax.legend(handles=shown, loc="lower right")
+    key = tuple((id(a), a.get_label()) for a in shown)
+    if artists.legend is None or getattr(artists, "legend_key", None) != key:
+        if artists.legend is not None:
+            artists.legend.remove()
+        artists.legend = ax.legend(handles=shown, loc="lower right")
+        artists.legend_key = key
     return changed
 
 

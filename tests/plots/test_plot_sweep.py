@@ -51,3 +51,10 @@ def test_measured_overlay_forms():
         measured_points([(1, float("nan"))])
     with pytest.raises(InvalidParameter, match="'quantity'"):
         plot_sweep(s, quantity="speed")
+
+
+def test_time_axis_says_measured_when_points_are_overlaid():
+    """With measured points the y axis is plain 'time': not everything on it is predicted."""
+    s = gemm_sweep(1024, 1024, np.arange(4000, 4201), gpu="V100")
+    assert plot_sweep(s, measured=[(4096, 1e-4)]).ax.get_ylabel().startswith("time (")
+    assert plot_sweep(s).ax.get_ylabel().startswith("predicted time (")
