@@ -106,14 +106,20 @@ def _f(x: Any) -> Any:
     return np.asarray(x, dtype=np.float64) if is_array(x) else float(x)
 
 
+_LIMITER_NAMES = np.array(LIMITERS)  # codes 0, 1, 2 -> 'math', 'memory', 'latency'
+
+
+def _limiter_codes(ai: Any, ops_per_byte: float, parallel_blocks: Any, sms: int) -> Any:
+    code = np.where(np.asarray(ai) > ops_per_byte, 0, 1)
+    code[np.asarray(parallel_blocks) < sms] = 2
+    return code
+
+
 def limiter(ai: Any, ops_per_byte: float, parallel_blocks: Any, sms: int) -> Any:
     """'latency' if parallel_blocks < sms, else 'math' if ai > ops_per_byte, else 'memory'."""
-    out = np.where(
-        np.asarray(parallel_blocks) < sms,
-        "latency",
-        np.where(np.asarray(ai) > ops_per_byte, "math", "memory"),
-    )
-    return out.item() if out.ndim == 0 else out
+    code = _limiter_codes(np.atleast_1d(ai), ops_per_byte, np.atleast_1d(parallel_blocks), sms)
+    out = _LIMITER_NAMES[code]
+    return out.item() if np.ndim(ai) == 0 and np.ndim(parallel_blocks) == 0 else out
 
 
 def _parallel_blocks(m: Any, n: Any, k: Any, batch: Any) -> Any:
@@ -240,25 +246,54 @@ def gemm_sweep(
     tms = np.array([t[0] for t in shapes], dtype=np.float64)
     tns = np.array([t[1] for t in shapes], dtype=np.float64)
 
+    unbatched = bool(np.all(bf == 1))
+    rows: dict[float, Any] = {}
+    cols: dict[float, Any] = {}
+
+    def _rows(tm: float) -> Any:  # ceil(M / tm), computed once per tile height
+        if tm not in rows:
+            rows[tm] = np.ceil(mf / tm)
+        return rows[tm]
+
+    def _cols(tn: float) -> Any:
+        if tn not in cols:
+            cols[tn] = np.ceil(nf / tn)
+        return cols[tn]
+
     def _time(idx: Any, split: Any, sel: Any = slice(None)) -> Any:
         # Math time = FLOPs launched in whole waves / (per-slot rate x slots): the same as
         # FLOPs / (peak x tile eff x wave eff x shape eff x alignment eff) for split = 1.
         # ``idx`` (tile index) and ``split`` are scalars or arrays aligned with ``sel``.
         tm, tn = tms[idx], tns[idx]
-        kslice = np.ceil(kf[sel] / split)
-        tiles = np.ceil(mf[sel] / tm) * np.ceil(nf[sel] / tn) * bf[sel] * split
-        launched = np.ceil(tiles / slots) * slots * (2.0 * tm * tn) * kslice
+        plain = np.ndim(split) == 0 and split == 1
+        if plain and isinstance(sel, slice):  # the full arrays: reuse per-size tile counts
+            tiles = _rows(tm) * _cols(tn)
+        else:
+            tiles = np.ceil(mf[sel] / tm) * np.ceil(nf[sel] / tn)
+        if not unbatched:
+            tiles *= bf[sel]
+        if not plain:
+            tiles *= split
+        launched = np.ceil(tiles / slots, out=tiles)
+        launched *= slots * 2.0 * tm * tn
+        launched *= kf[sel] if plain else np.ceil(kf[sel] / split)
         r = rate[sel] if np.ndim(rate) else rate
         math = launched / (r * shape_eff[idx])
-        # FP32 partial sums written by every K slice and read back to reduce them
-        partial = 2.0 * (split > 1) * split * mf[sel] * nf[sel] * bf[sel]
-        memory = base_memory_time[sel] + partial * (SPLIT_K_ACCUMULATOR_BYTES / bw)
+        memory = base_memory_time[sel]
+        if not plain:  # FP32 partial sums written by every K slice and read back
+            partial = 2.0 * (split > 1) * split * mf[sel] * nf[sel] * bf[sel]
+            memory = memory + partial * (SPLIT_K_ACCUMULATOR_BYTES / bw)
         return np.maximum(math, memory), math, memory
 
-    times = np.stack([_time(i, 1)[0] for i in range(len(shapes))])
-    best_idx = np.argmin(times, axis=0)  # first minimum: the largest tile on ties
+    # Running minimum over tile shapes; strict '<' keeps the largest tile on ties.
+    best_time = _time(0, 1)[0]
+    best_idx = np.zeros(best_time.shape, dtype=np.int64)
+    for i in range(1, len(shapes)):
+        t = _time(i, 1)[0]
+        better = t < best_time
+        best_idx[better] = i
+        np.minimum(best_time, t, out=best_time)
     best_split = np.ones_like(best_idx)
-    best_time = times[best_idx, np.arange(best_idx.size)]
     # Split-K, tile shape by tile shape, only where that shape leaves SMs idle without it.
     deep = kk >= 2 * LATENCY_SPLIT_K_DEPTH
     for i in range(len(shapes)):
@@ -295,16 +330,17 @@ def gemm_sweep(
     )
 
     names = np.array([f"{a}x{b}" for a, b in shapes])
-    lim = limiter(ai, g.ops_per_byte(d), _parallel_blocks(m, n, k, batch), g.sms)
+    code = _limiter_codes(
+        np.atleast_1d(ai), g.ops_per_byte(d), np.atleast_1d(_parallel_blocks(m, n, k, batch)), g.sms
+    ).reshape(out_shape)
     # Too small to outlast the kernel-time floor: latency-bound whatever the intensity.
-    lim = np.where(np.maximum(best_math, memory_time) < MIN_KERNEL_TIME_S, "latency", lim)
+    code[np.maximum(best_math, memory_time) < MIN_KERNEL_TIME_S] = 2
+    lim = _LIMITER_NAMES[code]
     # Which term sets the predicted time. It can differ from the guide's limiter: tile and
     # wave quantization can stretch the math time past the memory time below the ridge.
-    time_lim = np.where(
-        best_time <= MIN_KERNEL_TIME_S,
-        "latency",
-        np.where(best_math >= memory_time, "math", "memory"),
-    )
+    time_code = np.where(best_math >= memory_time, 0, 1)
+    time_code[best_time <= MIN_KERNEL_TIME_S] = 2
+    time_lim = _LIMITER_NAMES[time_code]
     return GemmSweep(
         m=m,
         n=n,
