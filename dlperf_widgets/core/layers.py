@@ -138,6 +138,14 @@ def _o(
 
 
 _TRAINING = _o("training", "bool", True, "include the backward passes (training)")
+# A network's first layer needs no gradient for its input (the images or tokens): its
+# activation-gradient pass (dgrad) never runs. Only weight gradients train the layer.
+_INPUT_GRAD = _o(
+    "input_grad",
+    "bool",
+    True,
+    "compute the input's gradient (dgrad); False for a network's first layer",
+)
 _SHAPE = _o("shape", "shape", (32, 64, 56, 56), "input tensor shape, e.g. 32,64,56,56 (N,C,H,W)")
 _ELEMENTS = _o("elements", "optional_int", None, "number of elements (instead of shape)")
 
@@ -161,6 +169,7 @@ _GEMM_KINDS = (
             _o("outputs", "int", 4096, "output features"),
             _o("seq_len", "int", 1, "sequence length; the GEMM batch is batch x seq_len"),
             _TRAINING,
+            _INPUT_GRAD,
         ),
     ),
     LayerKind(
@@ -180,6 +189,7 @@ _GEMM_KINDS = (
             _o("groups", "int", 1, "groups (in_channels for depthwise)"),
             _o("layout", "choice", "nhwc", "memory layout", ("nhwc", "nchw")),
             _TRAINING,
+            _INPUT_GRAD,
         ),
     ),
     LayerKind(
@@ -398,11 +408,13 @@ def _linear(
     g: Gpu,
     training: bool,
     count: int = 1,
+    input_grad: bool = True,
 ) -> list[PassResult]:
     # NVIDIA linear-layer guide mapping (module docstring).
     passes = [_gemm_pass(op, "forward", outputs, tokens, inputs, d, g, count=count)]
-    if training:
+    if training and input_grad:
         passes.append(_gemm_pass(op, "dgrad", inputs, tokens, outputs, d, g, count=count))
+    if training:
         passes.append(_gemm_pass(op, "wgrad", inputs, outputs, tokens, d, g, count=count))
     return passes
 
@@ -444,7 +456,8 @@ def _conv2d(o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResult]:
             "dgrad": y_bytes + w_bytes + x_bytes,
             "wgrad": x_bytes + y_bytes + w_bytes,
         }
-        names = ("forward", "dgrad", "wgrad") if o["training"] else ("forward",)
+        names: tuple[str, ...] = ("forward", "dgrad", "wgrad") if o["training"] else ("forward",)
+        names = tuple(x for x in names if x != "dgrad" or o["input_grad"])
         return [
             memory_pass(
                 "conv2d_depthwise", name, "tensor_contraction", dw_flops, sizes_dw[name], g, d
@@ -465,7 +478,7 @@ def _conv2d(o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResult]:
             aligned=aligned,
         )
     ]
-    if o["training"]:
+    if o["training"] and o["input_grad"]:
         rk, sk = math.ceil(r / sh), math.ceil(s / sw)
         passes.append(
             _gemm_pass(
@@ -481,6 +494,7 @@ def _conv2d(o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResult]:
                 aligned=aligned,
             )
         )
+    if o["training"]:
         passes.append(
             _gemm_pass(
                 "conv2d",
@@ -616,7 +630,14 @@ def build_passes(kind: str, options: dict[str, Any], d: Dtype, g: Gpu) -> list[P
     if kind == "linear":
         tokens = options["batch"] * options["seq_len"]
         return _linear(
-            "linear", tokens, options["inputs"], options["outputs"], d, g, options["training"]
+            "linear",
+            tokens,
+            options["inputs"],
+            options["outputs"],
+            d,
+            g,
+            options["training"],
+            input_grad=options["input_grad"],
         )
     if kind == "projection":
         tokens = options["batch"] * options["seq_len"]

@@ -299,6 +299,7 @@ def cnn(
     dtype: str | Dtype = "fp16",
     gpu: str | Gpu = "A100",
     training: bool = True,
+    input_grad: bool = True,
 ) -> NetworkResult:
     """A small CNN from a list of layers, with the tensor shape tracked from the input.
 
@@ -309,6 +310,10 @@ def cnn(
     ``se`` (squeeze-and-excitation, reduction=4), ``residual``, ``linear`` (outputs;
     flattens), ``upsample`` (factor, nearest) and ``pixel_shuffle`` (factor). Findings are
     the slides' recommendations for hierarchical models.
+
+    ``input_grad=False`` says the first layer reads the network's data (images), whose
+    gradient nobody needs: that convolution then has no activation-gradient pass. Keep the
+    default (True) to model a block taken from inside a network.
 
     >>> r = cnn([{"kind": "conv2d", "out_channels": 64}, "batchnorm", "relu"], batch=8,
     ...         height=32, width=32)
@@ -322,6 +327,8 @@ def cnn(
     h = check_int("height", height, allow_array=False)
     w = check_int("width", width, allow_array=False)
     training = check_training(training)
+    if not isinstance(input_grad, bool):
+        raise InvalidParameter(f"'input_grad' must be True or False (got {input_grad!r})")
     d = _dtype(dtype)
     g = _gpu(gpu)
     ops: list[PassResult] = []
@@ -342,6 +349,8 @@ def cnn(
                 groups = c
             o = {
                 "batch": n,
+                # a network's data needs no gradient: see the input_grad argument
+                **({"input_grad": False} if i == 0 and not input_grad else {}),
                 "in_channels": c,
                 "height": h,
                 "width": w,

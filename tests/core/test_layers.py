@@ -337,3 +337,45 @@ def test_gpu_that_lacks_the_dtype_is_refused():
     """bf16 on a V100 has no execution unit: the GPU's standard message."""
     with pytest.raises(InvalidParameter, match="'dtype'"):
         layer("linear", dtype="bf16", gpu="V100")
+
+
+def test_first_layer_needs_no_input_gradient():
+    """input_grad=False drops dgrad only: the weights still train (wgrad stays)."""
+    base = dict(
+        batch=32,
+        in_channels=3,
+        out_channels=64,
+        height=224,
+        width=224,
+        kernel_size=7,
+        stride=2,
+        padding=3,
+        gpu="A100",
+    )
+    full = layer("conv2d", **base)
+    first = layer("conv2d", **base, input_grad=False)
+    assert [p.pass_ for p in full.passes] == ["forward", "dgrad", "wgrad"]
+    assert [p.pass_ for p in first.passes] == ["forward", "wgrad"]
+    dgrad = next(p for p in full.passes if p.pass_ == "dgrad")
+    assert first.predicted_time_s == pytest.approx(full.predicted_time_s - dgrad.predicted_time_s)
+    lin = layer("linear", batch=64, inputs=512, outputs=512, input_grad=False)
+    assert [p.pass_ for p in lin.passes] == ["forward", "wgrad"]
+
+
+def test_cnn_first_conv_can_skip_dgrad():
+    """cnn(input_grad=False): the first conv reads data and has no dgrad; later ones do."""
+    from dlperf_widgets.core.network import cnn
+
+    spec = [
+        ("conv2d", {"out_channels": 64, "kernel_size": 7, "stride": 2}),
+        ("conv2d", {"out_channels": 64}),
+    ]
+
+    def passes(net):
+        return [(op.op, op.pass_) for op in net.ops if op.op.endswith("conv2d")]
+
+    from_data = passes(cnn(spec, input_grad=False))
+    assert [p for p in from_data if p[1] == "dgrad"] == [("1.conv2d", "dgrad")]
+    assert len([p for p in from_data if p[1] == "wgrad"]) == 2
+    block = passes(cnn(spec))  # a block from inside a network: every conv keeps its dgrad
+    assert len([p for p in block if p[1] == "dgrad"]) == 2
