@@ -101,6 +101,17 @@ class ResultMixin:
         lines = [self._title()] + [f"  {k.ljust(width)}  {v}" for k, v in rows]
         return "\n".join(lines)
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython's plain-text form: the aligned table, not the dataclass field dump."""
+        printer.text(str(self) if not cycle else f"{type(self).__name__}(...)")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # IPython prefers a class's own __repr__ (which @dataclass writes) to an inherited
+        # _repr_pretty_, so each result class gets the method in its own namespace.
+        super().__init_subclass__(**kwargs)
+        if "_repr_pretty_" not in cls.__dict__:
+            cls._repr_pretty_ = ResultMixin._repr_pretty_  # type: ignore[method-assign]
+
     def _repr_html_(self) -> str:
         body = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th>"

@@ -23,3 +23,14 @@ from dlperf_widgets.core.results import format_quantity
 def test_format_quantity(value, unit, text):
     """Numbers print with the unit a reader expects: 80 GiB of memory, 900 GB/s of bandwidth."""
     assert format_quantity(value, unit) == text
+
+
+def test_ipython_text_form_is_the_table():
+    """In IPython a result prints as its aligned table (the HTML form is used where it can be)."""
+    from IPython.lib.pretty import pretty
+
+    from dlperf_widgets.core import gemm
+
+    text = pretty(gemm(8192, 128, 8192, gpu="V100"))
+    assert text.startswith("GEMM 8192 x 128 x 8192 (fp16) on V100-SXM2-16GB")
+    assert "arithmetic intensity" in text and "124.1 FLOP/B" in text
