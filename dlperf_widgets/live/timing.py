@@ -449,6 +449,22 @@ def _timed_dtype(value: Any) -> str:
     return d.name
 
 
+# Repeats whose slowest run is this many times the fastest point at a busy machine.
+NOISY_SPREAD = 3.0
+
+
+def _with_spread_note(note: str, times: Any) -> str:
+    """Add a warning to ``note`` when the repeats disagree wildly (another program ran)."""
+    fastest, slowest = min(times), max(times)
+    if fastest > 0 and slowest / fastest > NOISY_SPREAD:
+        warn = (
+            f"runs spread {slowest / fastest:.1f}x (slowest/fastest): the machine may be busy; "
+            "the median resists outliers, but re-run for a steadier figure"
+        )
+        return f"{note}; {warn}" if note else warn
+    return note
+
+
 def _cpu_note(dtype_name: str) -> str:
     note = (
         "CPU measurement: the GPU model does not apply; shapes and trends carry over, times do not"
@@ -510,7 +526,7 @@ def time_callable(
         bytes=bytes,
         measured_flops_per_s=flops / med if flops and med > 0 else None,
         measured_bytes_per_s=bytes / med if bytes and med > 0 else None,
-        note="CPU measurement" if info.kind == "cpu" else "",
+        note=_with_spread_note("CPU measurement" if info.kind == "cpu" else "", times),
     )
 
 
@@ -603,7 +619,7 @@ def time_gemm(
         predicted_flops_per_s=model.predicted_flops_per_s if model is not None else None,
         model_error=(med / predicted - 1.0) if predicted else None,
         model_gpu=model.gpu if model is not None else None,
-        note=note,
+        note=_with_spread_note(note, times),
         model=model,
     )
 
@@ -910,7 +926,7 @@ def time_layer(
         predicted_time_s=predicted,
         model_error=(med / predicted - 1.0) if predicted else None,
         model_gpu=model_gpu,
-        note=note,
+        note=_with_spread_note(note, times),
     )
 
 

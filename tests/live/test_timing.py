@@ -259,3 +259,12 @@ def test_gpu_tf32_faster_than_fp32_and_flags_restored():
     fp32 = time_gemm(4096, 4096, 4096, dtype="fp32", device="cuda", repeats=5, warmup=2)
     assert tf32.measured_time_s < fp32.measured_time_s
     assert torch.get_float32_matmul_precision() == before
+
+
+def test_wildly_spread_repeats_get_a_busy_machine_note():
+    """A slowest run 3x the fastest says the machine may be busy; steady runs say nothing."""
+    from dlperf_widgets.live.timing import _with_spread_note
+
+    assert "machine may be busy" in _with_spread_note("CPU measurement", [1.0, 1.1, 4.0])
+    assert _with_spread_note("CPU measurement", [1.0, 1.1, 1.2]) == "CPU measurement"
+    assert _with_spread_note("", [1.0, 5.0]).startswith("runs spread 5.0x")
