@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.memory import OPTIMIZERS, PRECISIONS, training_memory
+from ..core.errors import InvalidParameter
+from ..core.memory import OPTIMIZERS, PRECISIONS, parse_count, training_memory
 from . import Command, int_arg
-
-_SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 
 def params_arg(text: str) -> float:
-    """A parameter count: ``125000000``, ``1.3e9``, ``7B``, ``350M``."""
-    t = text.strip().replace("_", "")
-    scale = 1.0
-    if t and t[-1].lower() in _SUFFIX:
-        scale = _SUFFIX[t[-1].lower()]
-        t = t[:-1]
+    """A parameter count: ``125000000``, ``1.3e9``, ``7B``, ``350M`` (parsed by the core)."""
     try:
-        return float(t) * scale
-    except ValueError:
+        return parse_count(text)
+    except InvalidParameter:
         raise argparse.ArgumentTypeError(
             f"'params' must be a number such as 7e9 or 7B (got {text!r})"
         ) from None

@@ -41,6 +41,8 @@ from __future__ import annotations
 import csv
 import functools
 import math
+import numbers
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, ClassVar
@@ -341,6 +343,29 @@ def _optional_dims(**dims: Any) -> dict[str, int] | None:
     return {k: check_int(k, v, allow_array=False) for k, v in dims.items()}
 
 
+_COUNT_SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+
+
+def parse_count(value: Any, name: str = "params") -> float:
+    """A count as people write it: ``7e9``, ``"7B"``, ``"350M"``, ``"1.5 T"``, ``"125_000_000"``.
+
+    Only the spelling is checked here; the caller checks the range.
+    """
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip().lower().replace("_", "").replace(",", "")
+        match = re.fullmatch(r"([-+]?[0-9.]+(?:e[-+]?[0-9]+)?)\s*([kmbgt]?)", text)
+        if match:
+            try:
+                return float(match.group(1)) * _COUNT_SUFFIX[match.group(2)]
+            except ValueError:
+                pass
+    raise InvalidParameter(
+        f"'{name}' must be a positive number such as 7e9, 7B or 350M (got {value!r})"
+    )
+
+
 def training_memory(
     params: float,
     *,
@@ -373,7 +398,9 @@ def training_memory(
     evenly; pipeline stages hold layers / pipeline_parallel layers and, with the 1F1B
     schedule, up to pipeline_parallel micro-batches of activations (the first stage).
     """
-    psi = check_number("params", params, minimum=0, strict=True)
+    psi = check_number(
+        "params", parse_count(params) if isinstance(params, str) else params, minimum=0, strict=True
+    )
     opt = check_choice("optimizer", optimizer, OPTIMIZERS)
     prec = check_choice("precision", precision, tuple(PRECISIONS))
     accum = check_int("accumulation_steps", accumulation_steps, allow_array=False)

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..core.errors import InvalidParameter
 from ..core.gpus import Gpu
 from ..core.memory import OPTIMIZERS, PRECISIONS, MemoryResult, training_memory
+from ..core.memory import parse_count as _parse
 from ..plots.breakdown import plot_memory, update_memory
 from ._base import Explorer, gpu_dropdown, parse_int, widgets
 
 __all__ = ["MemoryCalculator"]
 
-_SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _NONE = "(none)"
 
 
 def parse_count(field: str, text: Any) -> float:
-    """'7e9', '7B', '350M', '1.5 T' -> a positive number of parameters."""
-    s = str(text).strip().lower().replace("_", "").replace(",", "")
-    match = re.fullmatch(r"([0-9.eE+-]+)\s*([kmbgt]?)", s)
-    try:
-        value = float(match.group(1)) * _SUFFIX[match.group(2)] if match else float("nan")
-    except ValueError:
-        value = float("nan")
+    """'7e9', '7B', '350M', '1.5 T' -> a positive number of parameters (a sane range)."""
+    value = _parse(str(text), field)
     if not (value > 0 and value < 1e16):
         raise InvalidParameter(
             f"'params' must be a positive number such as 7e9, 7B or 350M (got {text!r})"

@@ -273,3 +273,14 @@ def test_zero_communication_follows_the_paper_ratios():
     assert comm[3] == pytest.approx(1.5 * comm[0])
     # ring all-reduce of 2-byte gradients: 2 x (n - 1) / n x 2 B x Psi
     assert comm[0] == pytest.approx(2 * 7 / 8 * 2 * 7e9)
+
+
+def test_parameter_counts_as_people_write_them():
+    """'7B', '350M', '1.5 T' and plain numbers mean the same count in Python, CLI and widget."""
+    from dlperf_widgets.core.memory import parse_count, training_memory
+
+    assert parse_count("7B") == 7e9 and parse_count("350M") == 350e6
+    assert parse_count("1.5 T") == 1.5e12 and parse_count("125_000_000") == 125e6
+    assert training_memory("7B").weights_bytes == training_memory(7e9).weights_bytes
+    with pytest.raises(InvalidParameter, match=r"'params' must be a positive number such as 7e9"):
+        training_memory("seven")
