@@ -14,26 +14,58 @@ __all__ = [
     "LATENCY_TILE",
     "MIN_KERNEL_TIME_S",
     "MISALIGNED_EFFICIENCY",
+    "OVERLAP_EXPONENT",
     "SPLIT_K_ACCUMULATOR_BYTES",
     "SPLIT_K_FACTORS",
+    "THIN_OUTPUT_MAX",
+    "THIN_OUTPUT_PAD",
+    "THIN_TILE",
     "TILE_REUSE_R0",
 ]
 
-# Shortest time any kernel takes: launch and ramp-up. Below it a kernel cannot saturate
-# bandwidth or math (the memory-limited-layers guide sees durations stop shrinking for small
-# tensors, 3.1 and 4); such an operation is reported 'latency'-limited. Chosen at the order
-# of a kernel launch; equivalently bandwidth saturates from bandwidth x 5 us bytes on
-# (about 4.5 MB on V100, 10 MB on A100-80GB).
+# The calibrated constants (achievable fractions of peak and bandwidth, the fixed cost per
+# kernel, misalignment penalties per architecture) are data, not code: see
+# data/achievable.csv and core/calibration.py. What stays here are the choices of form.
+
+# The default fixed cost of one kernel (launch, ramp-up of the first wave, drain of the
+# last), added to its work. The memory-limited-layers guide sees durations stop shrinking
+# for small tensors (3.1 and 4): below about bandwidth x this time a kernel cannot saturate
+# bandwidth, and it is reported 'latency'-limited. The per-architecture values the model
+# uses are in data/achievable.csv (kernel_overhead_us); this is their default.
 MIN_KERNEL_TIME_S = 5e-6
+
+# Math and data movement overlap inside a kernel, but not perfectly: the first tiles' loads
+# come before any math and the last tiles' stores after it. The model combines the two
+# times as (math^p + memory^p)^(1/p): p = infinity would be perfect overlap (the plain
+# roofline's max), p = 1 none at all. Near the ridge, where the two are equal, real GEMMs
+# run markedly slower than max() says (H100 bf16 4096 x 4096 x 256: 21.6 us measured,
+# 9-11 us each for math and memory at the achievable rates). p = 3 was the least-error
+# choice of 1.5, 2, 3, 4 and infinity over the shipped traces (benchmarks/fit_calibration.py),
+# and is one constant for every GPU. At the ridge it makes a kernel 26 % slower than max().
+OVERLAP_EXPONENT = 3.0
 
 # With cuBLAS >= 11.0 a Tensor Core GEMM whose M, N or K is not a multiple of 16 bytes still
 # runs on Tensor Cores but with narrower loads. 0.5 is read approximately off the slides'
 # cuBLAS 11.0 K sweep (M = N = 1024, V100, FP16), where K not divisible by 8 takes about
-# twice as long as K divisible by 8.
+# twice as long as K divisible by 8. It is the default; the penalty differs by architecture
+# (data/achievable.csv, misaligned_efficiency: Hopper loses less).
 MISALIGNED_EFFICIENCY = 0.5
 # An M or N smaller than the 16-byte multiple (N = 1 for a batch-1 linear layer) is not
 # counted as misaligned: libraries run such matrix-vector shapes with kernels of their own,
 # and the model leaves their cost to tile quantization and memory traffic.
+
+# Thin outputs: when M or N is at most THIN_OUTPUT_MAX elements (a batch-1 or small-batch
+# linear layer, a matrix-vector product), libraries run matrix-vector style kernels that
+# stream the large operand instead of tiling the output with 64-wide tiles. The model offers
+# such a kernel beside the tiles: it pads the thin dimension to THIN_OUTPUT_PAD (the
+# narrowest MMA / vector width), covers the long dimension in THIN_TILE rows, spreads its
+# work over every SM (no wave tail: these kernels split K to balance), and does not pay the
+# tile-shape penalty (its speed is set by streaming, not by operand reuse). Without it the
+# smallest tile plus split-K made math set the time of FP32 thin GEMMs, up to 2.2x too slow
+# against DeepBench's V100 measurements.
+THIN_OUTPUT_MAX = 32
+THIN_OUTPUT_PAD = 8
+THIN_TILE = 128
 
 # Larger tiles run more efficiently (slides, "Optimality"). A tm x tn tile does tm*tn FMAs
 # per step of K on tm + tn loaded elements: its operand reuse is r = tm*tn / (tm + tn). The

@@ -29,11 +29,14 @@ from .alignment import LIBRARIES, Finding, alignment_findings, legacy_required_m
 from .assumptions import (
     LATENCY_SPLIT_K_DEPTH,
     LATENCY_TILE,
-    MIN_KERNEL_TIME_S,
     MISALIGNED_EFFICIENCY,
     SPLIT_K_ACCUMULATOR_BYTES,
     SPLIT_K_FACTORS,
+    THIN_OUTPUT_MAX,
+    THIN_OUTPUT_PAD,
+    THIN_TILE,
 )
+from .calibration import achievable, overlap_time
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gpus import Gpu
@@ -55,6 +58,7 @@ __all__ = [
     "MISALIGNED_EFFICIENCY",
     "GemmResult",
     "GemmSweep",
+    "TimeStep",
     "arithmetic_intensity",
     "attainable_flops_per_s",
     "gemm",
@@ -62,6 +66,7 @@ __all__ = [
     "gemm_flops",
     "gemm_sweep",
     "limiter",
+    "overlap_time",
 ]
 
 LIMITERS = ("math", "memory", "latency")
@@ -156,8 +161,13 @@ class GemmSweep(ResultMixin):
     wave_efficiency: Any
     tile_shape_efficiency: Any
     alignment_efficiency: Any
+    math_fraction: float
+    memory_fraction: float
+    kernel_overhead_s: float
+    calibration: str
     math_time_s: Any
     memory_time_s: Any
+    roofline_time_s: Any
     predicted_time_s: Any
     predicted_flops_per_s: Any
 
@@ -204,6 +214,7 @@ def gemm_sweep(
 
     peak = g.peak_flops(d)
     bw = g.memory_bandwidth_bytes_per_s
+    cal = achievable(g, d)
     flops = gemm_flops(m, n, k, batch)
     nbytes = gemm_bytes(m, n, k, d.bytes_per_element, batch, beta)
     ai = flops / nbytes
@@ -211,7 +222,7 @@ def gemm_sweep(
     # Alignment: M, N and K must all be multiples of 16 bytes for the fast Tensor Core path.
     # An M or N smaller than the multiple (a batch-1 linear layer's N = 1) makes a
     # matrix-vector product, not a misaligned matrix: no penalty (core.assumptions); its
-    # cost shows through tile quantization and memory traffic instead.
+    # cost shows through the thin-output kernel and memory traffic instead.
     if g.unit_for(d) == "tensor":
         mult = d.tensor_core_multiple
         matrix_vector = (m < mult) | (n < mult)
@@ -229,7 +240,7 @@ def gemm_sweep(
             )
             align_eff = np.where(aligned, 1.0, fallback / peak)
         else:
-            align_eff = np.where(aligned, 1.0, MISALIGNED_EFFICIENCY)
+            align_eff = np.where(aligned, 1.0, cal.misaligned_efficiency)
     else:
         align_eff = np.ones(m.shape)
 
@@ -240,8 +251,13 @@ def gemm_sweep(
     out_shape = m.shape
     mf, nf, kf, bf = (x.astype(np.float64).ravel() for x in (m, n, k, batch))
     kk = k.ravel()
-    rate = (peak * align_eff).ravel() if np.ndim(align_eff) else peak * align_eff
-    base_memory_time = nbytes.ravel() / bw
+    # What the GPU sustains (core.calibration): a fraction of the datasheet peak and bandwidth.
+    achievable_peak = peak * cal.math_fraction
+    bw_real = bw * cal.memory_fraction
+    rate: Any = (
+        (achievable_peak * align_eff).ravel() if np.ndim(align_eff) else achievable_peak * align_eff
+    )
+    base_memory_time = nbytes.ravel() / bw_real
 
     tms = np.array([t[0] for t in shapes], dtype=np.float64)
     tns = np.array([t[1] for t in shapes], dtype=np.float64)
@@ -260,9 +276,9 @@ def gemm_sweep(
             cols[tn] = np.ceil(nf / tn)
         return cols[tn]
 
-    def _time(idx: Any, split: Any, sel: Any = slice(None)) -> Any:
+    def _time(idx: Any, split: Any, sel: Any = slice(None)) -> tuple[Any, Any]:
         # Math time = FLOPs launched in whole waves / (per-slot rate x slots): the same as
-        # FLOPs / (peak x tile eff x wave eff x shape eff x alignment eff) for split = 1.
+        # FLOPs / (rate x tile eff x wave eff x shape eff x alignment eff) for split = 1.
         # ``idx`` (tile index) and ``split`` are scalars or arrays aligned with ``sel``.
         tm, tn = tms[idx], tns[idx]
         plain = np.ndim(split) == 0 and split == 1
@@ -282,17 +298,19 @@ def gemm_sweep(
         memory = base_memory_time[sel]
         if not plain:  # FP32 partial sums written by every K slice and read back
             partial = 2.0 * (split > 1) * split * mf[sel] * nf[sel] * bf[sel]
-            memory = memory + partial * (SPLIT_K_ACCUMULATOR_BYTES / bw)
-        return np.maximum(math, memory), math, memory
+            memory = memory + partial * (SPLIT_K_ACCUMULATOR_BYTES / bw_real)
+        return math, memory
 
-    # Running minimum over tile shapes; strict '<' keeps the largest tile on ties.
-    best_time = _time(0, 1)[0]
-    best_idx = np.zeros(best_time.shape, dtype=np.int64)
+    # Plain tiles all move the same bytes, so the fastest is the one with the least math
+    # time; strict '<' keeps the largest tile on ties.
+    best_math = _time(0, 1)[0]
+    best_idx = np.zeros(best_math.shape, dtype=np.int64)
     for i in range(1, len(shapes)):
         t = _time(i, 1)[0]
-        better = t < best_time
+        better = t < best_math
         best_idx[better] = i
-        np.minimum(best_time, t, out=best_time)
+        np.minimum(best_math, t, out=best_math)
+    best_memory = base_memory_time.copy()
     best_split = np.ones_like(best_idx)
     # Split-K, tile shape by tile shape, only where that shape leaves SMs idle without it.
     deep = kk >= 2 * LATENCY_SPLIT_K_DEPTH
@@ -303,21 +321,44 @@ def gemm_sweep(
             cand = cand[kk[cand] // split >= LATENCY_SPLIT_K_DEPTH]
             if not cand.size:
                 break
-            t = _time(i, split, cand)[0]
-            better = t < best_time[cand]
-            best_time[cand] = np.where(better, t, best_time[cand])
-            best_idx[cand] = np.where(better, i, best_idx[cand])
-            best_split[cand] = np.where(better, split, best_split[cand])
+            t_math, t_mem = _time(i, split, cand)
+            better = overlap_time(t_math, t_mem) < overlap_time(best_math[cand], best_memory[cand])
+            pick = cand[better]
+            best_math[pick], best_memory[pick] = t_math[better], t_mem[better]
+            best_idx[pick], best_split[pick] = i, split
 
-    _, best_math, memory_time = _time(best_idx, best_split)
-    best_time = np.maximum(np.maximum(best_math, memory_time), MIN_KERNEL_TIME_S)
+    # Thin outputs: a matrix-vector style kernel (core.assumptions, THIN_*), where it is faster.
+    thin_dim = np.minimum(mf, nf)
+    thin = np.nonzero(thin_dim <= THIN_OUTPUT_MAX)[0] if chosen is None else np.array([], int)
+    best_gemv = np.zeros(best_idx.shape, dtype=bool)
+    if thin.size:
+        padded = np.ceil(thin_dim[thin] / THIN_OUTPUT_PAD) * THIN_OUTPUT_PAD
+        r = rate[thin] if np.ndim(rate) else rate
+        t_math = flops.ravel()[thin] * (padded / thin_dim[thin]) / r
+        t_mem = base_memory_time[thin]
+        better = overlap_time(t_math, t_mem) < overlap_time(best_math[thin], best_memory[thin])
+        pick = thin[better]
+        best_math[pick], best_memory[pick] = t_math[better], t_mem[better]
+        best_split[pick] = 1
+        best_gemv[pick] = True
+
+    work_time = overlap_time(best_math, best_memory)
+    best_time = work_time + cal.kernel_overhead_s
     tm_sel = tms[best_idx].astype(np.int64)
     tn_sel = tns[best_idx].astype(np.int64)
     best_tiles = (-(-m.ravel() // tm_sel)) * (-(-n.ravel() // tn_sel)) * batch.ravel() * best_split
-    best_waves = wave_count(best_tiles, slots)
     best_te = tile_efficiency(m.ravel(), n.ravel(), tm_sel, tn_sel)
-    best_we = wave_efficiency(best_tiles, slots)
     best_se = shape_eff[best_idx]
+    if best_gemv.any():
+        long_dim = np.maximum(m.ravel(), n.ravel())[best_gemv]
+        short = np.minimum(m.ravel(), n.ravel())[best_gemv]
+        best_tiles[best_gemv] = -(-long_dim // THIN_TILE) * batch.ravel()[best_gemv]
+        best_te = np.where(best_gemv, 1.0, best_te)
+        best_te[best_gemv] = short / (-(-short // THIN_OUTPUT_PAD) * THIN_OUTPUT_PAD)
+        best_se = np.where(best_gemv, 1.0, best_se)
+    best_waves = wave_count(best_tiles, slots)
+    best_we = np.where(best_gemv, 1.0, wave_efficiency(best_tiles, slots))
+    roof_time = np.maximum(flops / peak, nbytes / bw)
 
     def _shaped(a: Any) -> Any:
         return np.asarray(a).reshape(out_shape)
@@ -326,20 +367,21 @@ def gemm_sweep(
         _shaped, (best_idx, best_split, best_tiles, best_waves)
     )
     best_te, best_we, best_se, best_math, memory_time, best_time = map(
-        _shaped, (best_te, best_we, best_se, best_math, memory_time, best_time)
+        _shaped, (best_te, best_we, best_se, best_math, best_memory, best_time)
     )
 
-    names = np.array([f"{a}x{b}" for a, b in shapes])
+    names = np.array([f"{a}x{b}" for a, b in shapes] + ["gemv"])
+    tile_names = names[np.where(_shaped(best_gemv), len(shapes), best_idx)]
+    # The guide's classification ("How to find a problem?"): parallelism, then intensity.
     code = _limiter_codes(
         np.atleast_1d(ai), g.ops_per_byte(d), np.atleast_1d(_parallel_blocks(m, n, k, batch)), g.sms
     ).reshape(out_shape)
-    # Too small to outlast the kernel-time floor: latency-bound whatever the intensity.
-    code[np.maximum(best_math, memory_time) < MIN_KERNEL_TIME_S] = 2
     lim = _LIMITER_NAMES[code]
-    # Which term sets the predicted time. It can differ from the guide's limiter: tile and
-    # wave quantization can stretch the math time past the memory time below the ridge.
+    # Which term is the largest part of the predicted time: math, memory, or the fixed cost
+    # per kernel ('latency'). It can differ from the guide's limiter: tile and wave
+    # quantization can stretch the math time past the memory time below the ridge.
     time_code = np.where(best_math >= memory_time, 0, 1)
-    time_code[best_time <= MIN_KERNEL_TIME_S] = 2
+    time_code[np.maximum(best_math, memory_time) < cal.kernel_overhead_s] = 2
     time_lim = _LIMITER_NAMES[time_code]
     return GemmSweep(
         m=m,
@@ -358,7 +400,7 @@ def gemm_sweep(
         peak_flops_per_s=peak,
         limiter=np.asarray(lim),
         time_limiter=time_lim,
-        tile=names[best_idx],
+        tile=tile_names,
         split_k=best_split,
         tiles=best_tiles,
         waves=best_waves,
@@ -366,8 +408,13 @@ def gemm_sweep(
         wave_efficiency=best_we,
         tile_shape_efficiency=best_se,
         alignment_efficiency=align_eff,
+        math_fraction=cal.math_fraction,
+        memory_fraction=cal.memory_fraction,
+        kernel_overhead_s=cal.kernel_overhead_s,
+        calibration=cal.basis,
         math_time_s=best_math,
         memory_time_s=memory_time,
+        roofline_time_s=_shaped(roof_time),
         predicted_time_s=best_time,
         predicted_flops_per_s=flops / best_time,
     )
@@ -375,6 +422,17 @@ def gemm_sweep(
 
 def _has_cuda(g: Gpu, dt: str) -> bool:
     return any(p.unit == "cuda" and p.dtype == dt for p in g.peaks)
+
+
+@dataclass(frozen=True)
+class TimeStep:
+    """One step of :meth:`GemmResult.steps`: the effect, its efficiency (1 = no loss; None
+    where the step is not a single efficiency), the time with it, and the time it adds."""
+
+    effect: str
+    efficiency: float | None
+    time_s: float
+    added_time_s: float
 
 
 @dataclass(frozen=True)
@@ -410,8 +468,13 @@ class GemmResult(ResultMixin):
     wave_efficiency: float
     tile_shape_efficiency: float
     alignment_efficiency: float
+    math_fraction: float
+    memory_fraction: float
+    kernel_overhead_s: float
+    calibration: str
     math_time_s: float
     memory_time_s: float
+    roofline_time_s: float
     predicted_time_s: float
     predicted_flops_per_s: float
     findings: tuple[Finding, ...] = field(default=())
@@ -423,12 +486,72 @@ class GemmResult(ResultMixin):
         "predicted_flops_per_s": "FLOP/s",
         "math_time_s": "s",
         "memory_time_s": "s",
+        "roofline_time_s": "s",
+        "kernel_overhead_s": "s",
         "predicted_time_s": "s",
     }
 
     def _title(self) -> str:
         b = f"{self.batch} x " if self.batch != 1 else ""
         return f"GEMM {b}{self.m} x {self.n} x {self.k} ({self.dtype}) on {self.gpu}"
+
+    def steps(self) -> tuple[TimeStep, ...]:
+        """From the guide's ideal time to the model's prediction, one effect at a time.
+
+        Each step's time is what the GEMM would take with every effect up to and including
+        that one; ``added_time_s`` is what the step adds. The walk:
+
+        1. ``math_peak``: FLOPs at the datasheet peak;
+        2. ``memory``: the plain roofline, max(math at peak, bytes at datasheet bandwidth);
+        3. ``achievable``: math at ``math_fraction`` of the peak, bytes at
+           ``memory_fraction`` of the bandwidth (what real GPUs sustain);
+        4. ``tile``, ``wave``, ``tile_shape``, ``alignment``: the math time divided by each
+           efficiency in turn (quantization, tile reuse, misalignment);
+        5. ``split_k`` (when the K dimension is split): whole K slices per wave and FP32
+           partial sums;
+        6. ``overlap``: math and data movement do not overlap perfectly
+           (:func:`overlap_time`);
+        7. ``overhead``: the fixed cost of the kernel. The last step equals
+           ``predicted_time_s``.
+
+        The order is a choice and the split between steps depends on it; the total does not.
+        """
+        out: list[TimeStep] = []
+
+        def add(name: str, eff: float | None, t: float) -> None:
+            prev = out[-1].time_s if out else 0.0
+            out.append(TimeStep(name, eff, t, t - prev))
+
+        peak_math = self.flops / self.peak_flops_per_s
+        add("math_peak", None, peak_math)
+        add("memory", None, self.roofline_time_s)
+        math = peak_math / self.math_fraction
+        memory = self.bytes / (self.peak_flops_per_s / self.ops_per_byte * self.memory_fraction)
+        add("achievable", None, max(math, memory))
+        for name, eff in (
+            ("tile", self.tile_efficiency),
+            ("wave", self.wave_efficiency),
+            ("tile_shape", self.tile_shape_efficiency),
+            ("alignment", self.alignment_efficiency),
+        ):
+            math = math / eff
+            add(name, eff, max(math, memory))
+        if self.split_k > 1:
+            add("split_k", None, max(self.math_time_s, self.memory_time_s))
+        add("overlap", None, overlap_time(self.math_time_s, self.memory_time_s))
+        add("overhead", None, self.predicted_time_s)
+        return tuple(out)
+
+    def steps_table(self) -> str:
+        """:meth:`steps` as an aligned text table."""
+        lines = [f"{'step':<11} {'efficiency':>10} {'time':>11} {'adds':>11}"]
+        for st in self.steps():
+            eff = "-" if st.efficiency is None else f"{st.efficiency:.1%}"
+            lines.append(
+                f"{st.effect:<11} {eff:>10} {format_quantity(st.time_s, 's'):>11} "
+                f"{format_quantity(st.added_time_s, 's'):>11}"
+            )
+        return "\n".join(lines)
 
     def _rows(self) -> list[tuple[str, str]]:
         rows = [
@@ -446,6 +569,12 @@ class GemmResult(ResultMixin):
             ("tile efficiency", f"{self.tile_efficiency:.1%}"),
             ("wave efficiency", f"{self.wave_efficiency:.1%}"),
             ("tile-shape efficiency", f"{self.tile_shape_efficiency:.1%}"),
+            ("ideal (roofline) time", format_quantity(self.roofline_time_s, "s")),
+            (
+                "achievable",
+                f"{self.math_fraction:.0%} of peak, {self.memory_fraction:.0%} of bandwidth, "
+                f"+{self.kernel_overhead_s * 1e6:.1f} us per kernel ({self.calibration})",
+            ),
             ("predicted time", format_quantity(self.predicted_time_s, "s")),
             ("predicted throughput", format_quantity(self.predicted_flops_per_s, "FLOP/s")),
         ]
@@ -541,8 +670,13 @@ def gemm(
         wave_efficiency=float(s.wave_efficiency),
         tile_shape_efficiency=float(s.tile_shape_efficiency),
         alignment_efficiency=float(s.alignment_efficiency),
+        math_fraction=float(s.math_fraction),
+        memory_fraction=float(s.memory_fraction),
+        kernel_overhead_s=float(s.kernel_overhead_s),
+        calibration=s.calibration,
         math_time_s=float(s.math_time_s),
         memory_time_s=float(s.memory_time_s),
+        roofline_time_s=float(s.roofline_time_s),
         predicted_time_s=float(s.predicted_time_s),
         predicted_flops_per_s=float(s.predicted_flops_per_s),
         findings=tuple(findings),

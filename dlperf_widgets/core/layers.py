@@ -57,11 +57,11 @@ from typing import Any, ClassVar
 
 from ._validate import check_choice, check_int
 from .alignment import Finding
-from .assumptions import MIN_KERNEL_TIME_S, MISALIGNED_EFFICIENCY
+from .calibration import achievable
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
-from .gemm import gemm_sweep
+from .gemm import gemm_sweep, overlap_time
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .memlimited import (
@@ -367,16 +367,16 @@ def _gemm_pass(
     time = float(s.predicted_time_s)
     refined = False
     if aligned is not None and g.unit_for(d) == "tensor":
-        eff = 1.0 if aligned else MISALIGNED_EFFICIENCY
+        eff = 1.0 if aligned else achievable(g, d).misaligned_efficiency
         math_time = math_time * float(s.alignment_efficiency) / eff
         refined = True
     if tensor_bytes is not None:
         nbytes = float(tensor_bytes)
-        memory_time = nbytes / g.memory_bandwidth_bytes_per_s
+        memory_time = nbytes / (g.memory_bandwidth_bytes_per_s * float(s.memory_fraction))
         refined = True
     ai = flops / nbytes
     if refined:
-        time = max(math_time, memory_time, MIN_KERNEL_TIME_S)
+        time = float(s.kernel_overhead_s) + overlap_time(math_time, memory_time)
         if lim != "latency":
             lim = "math" if ai > float(s.ops_per_byte) else "memory"
     return PassResult(

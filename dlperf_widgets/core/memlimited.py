@@ -33,13 +33,15 @@ persistent one reads once and writes once (2); the backward pass does 5 and 3 (a
 over dy and x, then dx from dy and x). Layer norm and softmax have the same two variants;
 their rows usually fit on chip, so they default to persistent.
 
-Small tensors (a modelling assumption, not a published figure): the guide observes that
-below some size the duration of batch normalization and activations stops shrinking
-because the tensor is too small to saturate memory bandwidth (3.1 and 4, Figures 1 and 3).
-The model gives every memory-limited kernel a floor of :data:`MIN_KERNEL_TIME_S`: a kernel
-that would move its bytes faster than that is reported with limiter ``'latency'`` and takes
-the floor. Equivalently, bandwidth is saturated only from ``bandwidth x MIN_KERNEL_TIME_S``
-bytes on (about 4.5 MB on a V100, 10 MB on an A100-80GB).
+Time: a memory-limited kernel moves its bytes at the DRAM bandwidth real GPUs sustain (a
+fraction of the datasheet figure, ``core.calibration``) and pays the same fixed cost per
+kernel as a GEMM (launch, ramp-up and drain), added to its work. Small tensors: the guide
+observes that below some size the duration of batch normalization and activations stops
+shrinking because the tensor is too small to saturate memory bandwidth (3.1 and 4, Figures
+1 and 3). In the model that is where the fixed cost exceeds the transfer time: such a
+kernel is reported with limiter ``'latency'``. Equivalently, bandwidth is saturated only
+from :func:`saturation_bytes` on (achievable bandwidth x the fixed cost: about 4.7 MB on a
+V100, 7.6 MB on an A100-80GB).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from typing import Any, ClassVar
 
 from ._validate import check_choice, check_int
 from .assumptions import MIN_KERNEL_TIME_S
+from .calibration import achievable, overlap_time
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
@@ -244,10 +247,12 @@ def _cuda_peak(g: Gpu, d: Dtype) -> float:
     return g.peak_flops(d) if g.supports(d) else max(p.flops_per_s for p in g.peaks)
 
 
-def saturation_bytes(gpu: str | Gpu = "A100") -> float:
-    """Bytes a memory-limited kernel must move to saturate bandwidth (modelling assumption)."""
+def saturation_bytes(gpu: str | Gpu = "A100", dtype: str = "fp16") -> float:
+    """Bytes a memory-limited kernel must move before moving them takes longer than the
+    kernel's fixed cost: achievable bandwidth x overhead (``core.calibration``)."""
     g = _gpu(gpu)
-    return g.memory_bandwidth_bytes_per_s * MIN_KERNEL_TIME_S
+    cal = achievable(g, dtype)
+    return g.memory_bandwidth_bytes_per_s * cal.memory_fraction * cal.kernel_overhead_s
 
 
 def memory_pass(
@@ -260,18 +265,22 @@ def memory_pass(
     d: Dtype,
     count: int = 1,
 ) -> PassResult:
-    """Model one memory-limited pass: roofline with the small-tensor floor.
+    """Model one memory-limited pass: achievable rates, imperfect overlap, fixed cost.
 
     ``flops`` and ``nbytes`` are for one launch; ``count`` launches run one after another.
+    The limiter is 'latency' when the kernel's fixed cost exceeds both its math and its
+    memory time (too little work to saturate anything), else the guide's comparison of
+    intensity with the ops:byte ratio.
     """
     peak = _cuda_peak(g, d)
     bw = g.memory_bandwidth_bytes_per_s
-    math_time = flops / peak
-    memory_time = nbytes / bw
-    time = max(math_time, memory_time, MIN_KERNEL_TIME_S)
+    cal = achievable(g, d.name if g.supports(d) else "fp32")
+    math_time = flops / (peak * cal.math_fraction)
+    memory_time = nbytes / (bw * cal.memory_fraction)
+    time = cal.kernel_overhead_s + overlap_time(math_time, memory_time)
     ai = flops / nbytes if nbytes else 0.0
     ops_per_byte = peak / bw
-    if time == MIN_KERNEL_TIME_S and max(math_time, memory_time) < MIN_KERNEL_TIME_S:
+    if max(math_time, memory_time) < cal.kernel_overhead_s:
         lim = "latency"
     else:
         lim = "math" if ai > ops_per_byte else "memory"

@@ -25,6 +25,7 @@ import numpy as np
 from ._validate import check_int, check_number, is_array
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
+from .calibration import overlap_time
 from .gemm import gemm
 from .gpus import Gpu
 from .gpus import gpu as _gpu
@@ -176,7 +177,8 @@ def sparse_gemm(
 
     Uses :func:`~dlperf_widgets.core.gemm.gemm` for the dense model and the GPU's sparse
     Tensor Core peak (``gpu.peak_flops(dtype, sparse=True)``) for the math rate; the memory
-    time is unchanged. ``runtime_fraction``: the share of the whole training or inference
+    time is unchanged, and so is the kernel's fixed cost (``core.calibration``).
+    ``runtime_fraction``: the share of the whole training or inference
     step spent in GEMMs like this one, for the end-to-end (Amdahl) speed-up.
     """
     g = _gpu(gpu)
@@ -185,7 +187,10 @@ def sparse_gemm(
     dense_peak = g.peak_flops(d)
     sparse_peak = g.peak_flops(d, sparse=True)
     ratio = sparse_peak / dense_peak
-    sparse_time = max(dense.math_time_s / ratio, dense.memory_time_s)
+    # the same kernel with its math at the sparse rate: fixed cost + overlapped work
+    sparse_time = dense.kernel_overhead_s + overlap_time(
+        dense.math_time_s / ratio, dense.memory_time_s
+    )
     speedup = dense.predicted_time_s / sparse_time
     e2e = None
     if runtime_fraction is not None:

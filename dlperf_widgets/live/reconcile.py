@@ -1,18 +1,18 @@
 """Explain the gap between a plain roofline, the model and a measurement.
 
-A plain roofline says a GEMM takes max(FLOPs / peak, bytes / bandwidth). The model of
-``core.gemm`` adds, in its math time, tile quantization, wave quantization, the tile
-shape's efficiency and the alignment penalty (NVIDIA slides "NN Performance
-optimization", "Tile and wave quantization"; "Get Started With Deep Learning
-Performance", 2.2 on alignment). This module walks from the bare math time to the model's
-prediction one effect at a time and records how much time each step adds:
+A plain roofline says a GEMM takes max(FLOPs / peak, bytes / bandwidth) at the datasheet
+figures. The model of ``core.gemm`` adds what real GPUs do on top of it: achievable
+fractions of peak and bandwidth (``core.calibration``), tile and wave quantization, the tile
+shape's efficiency, the alignment penalty (NVIDIA slides "NN Performance optimization",
+"Tile and wave quantization"; "Get Started With Deep Learning Performance", 2.2), imperfect
+overlap of math and data movement and a fixed cost per kernel. This module takes the
+model's own walk (:meth:`GemmResult.steps`) and adds the measurement at its end:
 
-    math at peak -> + memory bound -> + tile -> + wave -> + tile shape -> + alignment
-    [-> + split-K] [-> + kernel-time floor] (= the model) -> + unexplained (= the measurement)
+    math at peak -> + memory bound -> + achievable -> + tile -> + wave -> + tile shape
+    -> + alignment [-> + split-K] -> + overlap -> + overhead (= the model)
+    -> + unexplained (= the measurement)
 
-Each step's time is max(math time so far, memory time), so an effect that only lengthens
-math that memory already hides adds nothing. The order is a choice and the split depends
-on it; the total does not.
+The order is a choice and the split depends on it; the total does not.
 """
 
 from __future__ import annotations
@@ -44,20 +44,22 @@ __all__ = [
 EFFECTS = (
     "math_peak",
     "memory",
+    "achievable",
     "tile",
     "wave",
     "tile_shape",
     "alignment",
     "split_k",
-    "kernel_floor",
+    "overlap",
+    "overhead",
     "unexplained",
 )
-MODEL_EFFECTS = EFFECTS[2:8]
+MODEL_EFFECTS = EFFECTS[2:10]
 
 
 def roofline_time_s(model: GemmResult) -> float:
-    """Plain roofline time: max(FLOPs / peak, bytes / bandwidth), no tile or wave effects."""
-    return max(model.flops / model.peak_flops_per_s, model.memory_time_s)
+    """Plain roofline time: max(FLOPs / peak, bytes / bandwidth) at the datasheet figures."""
+    return model.roofline_time_s
 
 
 def relative_error(predicted: float, measured: float) -> float:
@@ -172,30 +174,11 @@ def reconcile(model: Any, measured_time_s: float | None = None) -> Reconciliatio
     if measured_time_s is not None:
         measured_time_s = check_number("measured_time_s", measured_time_s, minimum=0, strict=True)
 
-    t_math = model.flops / model.peak_flops_per_s
-    # the plain roofline's memory time: the GEMM's bytes at the DRAM bandwidth
-    # (bandwidth = peak / ops:byte), without any split-K partial-sum traffic
-    mem = model.bytes * model.ops_per_byte / model.peak_flops_per_s
-    steps: list[tuple[str, float | None, float]] = [("math_peak", None, t_math)]
-    steps.append(("memory", None, max(t_math, mem)))
-    math = t_math
-    for name, eff in (
-        ("tile", model.tile_efficiency),
-        ("wave", model.wave_efficiency),
-        ("tile_shape", model.tile_shape_efficiency),
-        ("alignment", model.alignment_efficiency),
-    ):
-        math = math / eff
-        steps.append((name, eff, max(math, mem)))
-    if getattr(model, "split_k", 1) > 1:
-        # K cut into slices: whole slices of K per wave, plus FP32 partial sums to reduce
-        steps.append(("split_k", None, max(model.math_time_s, model.memory_time_s)))
+    # The model's own walk from the ideal time to its prediction (GemmResult.steps).
+    steps: list[tuple[str, float | None, float]] = [
+        (st.effect, st.efficiency, st.time_s) for st in model.steps()
+    ]
     predicted = model.predicted_time_s
-    if predicted > steps[-1][2] * (1 + 1e-9):
-        # the shortest time a kernel launch takes, whatever its size
-        steps.append(("kernel_floor", None, predicted))
-    # the walk ends on the model's prediction (the two agree to rounding)
-    steps[-1] = (steps[-1][0], steps[-1][1], predicted)
     if measured_time_s is not None:
         steps.append(("unexplained", None, measured_time_s))
 
@@ -225,7 +208,7 @@ def reconcile(model: Any, measured_time_s: float | None = None) -> Reconciliatio
         batch=model.batch,
         dtype=model.dtype,
         gpu=model.gpu,
-        math_peak_time_s=t_math,
+        math_peak_time_s=steps[0][2],
         roofline_time_s=roof,
         predicted_time_s=predicted,
         measured_time_s=measured_time_s,
@@ -244,6 +227,7 @@ def reconcile_gemm(
     dtype: str = "fp16",
     gpu: str | Gpu = "A100",
     batch: int = 1,
+    beta: float = 0.0,
     measured_time_s: float | None = None,
 ) -> Reconciliation:
     """:func:`reconcile` for a GEMM given by its sizes (the model is run here).
@@ -252,32 +236,51 @@ def reconcile_gemm(
     >>> r.roofline_time_s <= r.predicted_time_s
     True
     """
-    return reconcile(gemm(m, n, k, dtype=dtype, gpu=gpu, batch=batch), measured_time_s)
+    model = gemm(m, n, k, dtype=dtype, gpu=gpu, batch=batch, beta=beta)
+    return reconcile(model, measured_time_s)
 
 
 @dataclass(frozen=True)
 class ErrorSummary(ResultMixin):
-    """Median and worst relative error of the model and of a plain roofline over ``count``
-    measurements (errors as fractions of the measured time)."""
+    """Relative errors of the model and of a plain roofline over ``count`` measurements
+    (errors as fractions of the measured time): median, 90th percentile and worst, and the
+    median of measured / predicted (above 1: the model is too fast)."""
 
     count: int
     model_median_error: float
+    model_p90_error: float
     model_worst_error: float
     roofline_median_error: float
+    roofline_p90_error: float
     roofline_worst_error: float
+    median_measured_over_predicted: float
+    median_measured_over_roofline: float
 
     def _rows(self) -> list[tuple[str, str]]:
         return [
             ("measurements", str(self.count)),
             (
-                "model error (median / worst)",
-                f"{self.model_median_error:.1%} / {self.model_worst_error:.1%}",
+                "model error (median / p90 / worst)",
+                f"{self.model_median_error:.1%} / {self.model_p90_error:.1%} / "
+                f"{self.model_worst_error:.1%}",
             ),
             (
-                "plain roofline error (median / worst)",
-                f"{self.roofline_median_error:.1%} / {self.roofline_worst_error:.1%}",
+                "plain roofline error (median / p90 / worst)",
+                f"{self.roofline_median_error:.1%} / {self.roofline_p90_error:.1%} / "
+                f"{self.roofline_worst_error:.1%}",
             ),
+            ("median measured / model", f"{self.median_measured_over_predicted:.2f}"),
+            ("median measured / roofline", f"{self.median_measured_over_roofline:.2f}"),
         ]
+
+
+def _p90(values: Sequence[float]) -> float:
+    """The 90th percentile, linear between order statistics (numpy's default)."""
+    ordered = sorted(values)
+    pos = 0.9 * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 def error_summary(
@@ -298,7 +301,15 @@ def error_summary(
     return ErrorSummary(
         count=len(measured),
         model_median_error=statistics.median(model_err),
+        model_p90_error=_p90(model_err),
         model_worst_error=max(model_err),
         roofline_median_error=statistics.median(roof_err),
+        roofline_p90_error=_p90(roof_err),
         roofline_worst_error=max(roof_err),
+        median_measured_over_predicted=statistics.median(
+            t / p for t, p in zip(measured, predicted, strict=True)
+        ),
+        median_measured_over_roofline=statistics.median(
+            t / r for t, r in zip(measured, roofline, strict=True)
+        ),
     )

@@ -65,6 +65,7 @@ COLUMNS = (
     "measured_flops_per_s",
     "predicted_time_s",
     "roofline_time_s",
+    "beta",
 )
 _NUMERIC = {
     "m": int,
@@ -79,6 +80,7 @@ _NUMERIC = {
     "measured_flops_per_s": float,
     "predicted_time_s": float,
     "roofline_time_s": float,
+    "beta": float,
 }
 
 SCHEMA = """\
@@ -91,13 +93,16 @@ SCHEMA = """\
 #   dtype                 fp16, bf16, tf32, fp32 (names of dlperf_widgets.core.dtypes)
 #   m n k batch           GEMM sizes, C (M x N) = A (M x K) @ B (K x N); blank for a layer
 #   params                a layer's options as key=value pairs separated by ';'
-#   repeats warmup        timed and untimed runs; the time is the median of the timed runs
-#   measured_time_s       median time in seconds (CUDA events; L2 flushed between runs)
+#   repeats warmup        timed and untimed runs
+#   measured_time_s       time in seconds, taken as the provenance line 'timer' says (the
+#                         kit's own recordings: median of CUDA-event times, L2 flushed)
 #   flops bytes           FLOPs (2MNK per GEMM; FlopCounterMode for a layer) and the bytes
 #                         read and written, each tensor once
 #   measured_flops_per_s  flops / measured_time_s
 #   predicted_time_s      the model's prediction when the trace was recorded (blank: none)
 #   roofline_time_s       max(flops / peak, bytes / bandwidth) for the same GPU (blank: none)
+#   beta                  the GEMM's beta: C is read as well as written when it is not 0
+#                         (blank: 0)
 """
 
 _DATA = "data"
@@ -311,13 +316,11 @@ def trace_overlay(trace: Trace | str, suite: str, *, dtype: str | None = None) -
     order = np.argsort({"m": m, "n": n, "k": k}[x_name], kind="stable")
     m, n, k, batch = m[order], n[order], k[order], batch[order]
     measured = np.array([rows[i]["measured_time_s"] for i in order], dtype=np.float64)
-    model = gemm_sweep(m, n, k, dtype=str(dtype), gpu=g, batch=batch)
+    beta = float(rows[order[0]].get("beta") or 0.0)
+    model = gemm_sweep(m, n, k, dtype=str(dtype), gpu=g, batch=batch, beta=beta)
     flops = np.asarray(model.flops, dtype=np.float64)
-    # plain roofline: FLOPs at peak or bytes at the DRAM bandwidth (peak / ops:byte)
-    roof_memory = (
-        np.asarray(model.bytes, dtype=np.float64) * model.ops_per_byte / model.peak_flops_per_s
-    )
-    roof_time = np.maximum(flops / model.peak_flops_per_s, roof_memory)
+    # plain roofline: FLOPs at peak or bytes at the datasheet DRAM bandwidth
+    roof_time = np.asarray(model.roofline_time_s, dtype=np.float64)
     return TraceOverlay(
         trace=trace.name,
         suite=suite,
@@ -409,6 +412,7 @@ def reconcile_trace(trace: Trace | str, suite: str | None = None) -> TraceReconc
                     dtype=r["dtype"],
                     gpu=g,
                     batch=r["batch"] or 1,
+                    beta=r.get("beta") or 0.0,
                     measured_time_s=measured,
                 )
             except DlperfError:

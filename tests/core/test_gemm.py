@@ -63,12 +63,19 @@ def test_latency_when_too_little_parallelism():
     assert gemm(64, 64, 2**19, gpu="A100").limiter != "latency"
 
 
-def test_kernel_time_floor():
-    """Nothing runs faster than the kernel-time floor; an op that small is latency-bound."""
-    from dlperf_widgets.core.assumptions import MIN_KERNEL_TIME_S
+def test_kernel_overhead_is_added_to_the_work():
+    """Every kernel pays a fixed cost on top of its work (not a floor it may hide under);
+    when that cost is the largest part of the time, the time is set by 'latency'."""
+    from dlperf_widgets.core.calibration import achievable, overlap_time
 
     r = gemm(704, 704, 64, gpu="A100")  # enough blocks, but well under a microsecond of work
-    assert r.predicted_time_s == MIN_KERNEL_TIME_S and r.limiter == "latency"
+    overhead = achievable("A100", "fp16").kernel_overhead_s
+    assert r.kernel_overhead_s == overhead
+    work = overlap_time(r.math_time_s, r.memory_time_s)
+    assert r.predicted_time_s == pytest.approx(overhead + work)
+    assert work < overhead and r.time_limiter == "latency"
+    bigger = gemm(1408, 704, 64, gpu="A100")  # twice the work still costs more
+    assert bigger.predicted_time_s > r.predicted_time_s
 
 
 def test_split_k_fills_the_gpu_for_deep_k():
@@ -106,15 +113,23 @@ def test_legacy_library_falls_back_to_cuda_cores():
     assert r.predicted_flops_per_s <= cuda_fp16 * 1.0000001
 
 
-def test_predicted_time_is_max_of_math_and_memory():
-    """predicted = max(math, memory, floor); memory time = bytes / bandwidth without split-K."""
+def test_predicted_time_is_overhead_plus_overlapped_work():
+    """predicted = overhead + (math^p + memory^p)^(1/p); memory time = bytes at the
+    achievable bandwidth (split-K partial sums added); the roofline time stays the guide's
+    max(FLOPs / peak, bytes / bandwidth) at the datasheet figures."""
+    from dlperf_widgets.core.assumptions import OVERLAP_EXPONENT as P
+
     r = gemm(8192, 8192, 8192, gpu="V100")
     assert r.split_k == 1
-    assert r.memory_time_s == pytest.approx(r.bytes / 900e9)
-    assert r.predicted_time_s == pytest.approx(max(r.math_time_s, r.memory_time_s))
+    assert r.memory_time_s == pytest.approx(r.bytes / (900e9 * r.memory_fraction))
+    work = (r.math_time_s**P + r.memory_time_s**P) ** (1 / P)
+    assert r.predicted_time_s == pytest.approx(r.kernel_overhead_s + work)
+    assert r.roofline_time_s == pytest.approx(max(r.flops / 125.3376e12, r.bytes / 900e9))
     skinny = gemm(8192, 128, 8192, gpu="V100")
     extra = 2 * skinny.split_k * 8192 * 128 * 4 if skinny.split_k > 1 else 0
-    assert skinny.memory_time_s == pytest.approx((skinny.bytes + extra) / 900e9)
+    assert skinny.memory_time_s == pytest.approx(
+        (skinny.bytes + extra) / (900e9 * skinny.memory_fraction)
+    )
 
 
 def test_r11_wave_efficiency_on_toy_gpu():

@@ -101,7 +101,13 @@ def test_batchnorm_persistent_reads_input_once():
     n = 64 * 256 * 56 * 56
     assert [p.bytes for p in non] == [3 * 2 * n, 5 * 2 * n]
     assert [p.bytes for p in per] == [2 * 2 * n, 3 * 2 * n]
-    assert per[0].predicted_time_s == pytest.approx(non[0].predicted_time_s * 2 / 3)
+    # time follows the bytes once the fixed cost per kernel is taken off
+    overhead = non[0].predicted_time_s - non[0].memory_time_s * (
+        1 + (non[0].math_time_s / non[0].memory_time_s) ** 3
+    ) ** (1 / 3)
+    assert per[0].predicted_time_s - overhead == pytest.approx(
+        (non[0].predicted_time_s - overhead) * 2 / 3, rel=1e-3
+    )
 
 
 def test_batchnorm_inference_is_one_pass():
@@ -127,23 +133,29 @@ def test_dropout_counts_the_one_byte_mask():
 
 
 def test_small_tensors_do_not_saturate_bandwidth():
-    """Below the saturation size, time stops shrinking (guide, Figures 1 and 3): the limiter
-    is 'latency' and the time is the floor; far above it, twice the data takes twice as long."""
+    """Below the saturation size, time almost stops shrinking (guide, Figures 1 and 3): the
+    limiter is 'latency' and the fixed cost per kernel dominates; far above it, twice the
+    data takes (nearly) twice as long."""
     tiny = memory_op("relu", elements=1000, gpu="A100")[0]
     tiny2 = memory_op("relu", elements=2000, gpu="A100")[0]
     assert tiny.limiter == "latency"
-    assert tiny.predicted_time_s == tiny2.predicted_time_s == MIN_KERNEL_TIME_S
+    assert tiny2.predicted_time_s / tiny.predicted_time_s < 1.01
     big = memory_op("relu", elements=BIG, gpu="A100")[0]
     big2 = memory_op("relu", elements=2 * BIG, gpu="A100")[0]
-    assert big2.predicted_time_s == pytest.approx(2 * big.predicted_time_s)
+    assert big2.predicted_time_s / big.predicted_time_s == pytest.approx(2, rel=0.03)
 
 
 def test_saturation_threshold_is_bandwidth_times_floor():
-    """The documented threshold: bytes = bandwidth x MIN_KERNEL_TIME_S; just above it the
-    op is memory-limited, just below it latency-limited."""
+    """The documented threshold: bytes = achievable bandwidth x the fixed cost per kernel;
+    just above it the op is memory-limited, just below it latency-limited."""
+    from dlperf_widgets.core.calibration import achievable
+
     g = gpu("V100")
     sat = saturation_bytes(g)
-    assert sat == pytest.approx(g.memory_bandwidth_bytes_per_s * MIN_KERNEL_TIME_S)
+    cal = achievable(g, "fp16")
+    assert sat == pytest.approx(
+        g.memory_bandwidth_bytes_per_s * cal.memory_fraction * cal.kernel_overhead_s
+    )
     elements = int(sat / 4)  # relu fp16 moves 4 B per element
     assert memory_op("relu", elements=elements + 1000, gpu=g)[0].limiter == "memory"
     assert memory_op("relu", elements=elements - 1000, gpu=g)[0].limiter == "latency"

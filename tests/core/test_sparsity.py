@@ -57,11 +57,12 @@ def test_math_bound_gemm_doubles_memory_bound_does_not():
     (8192 x 8 x 8192, whose memory time exceeds even its tile-quantized math time) gains
     nothing."""
     big = sparse_gemm(8192, 8192, 8192)
-    assert big.limiter == "math" and big.gemm_speedup == pytest.approx(2.0)
+    # nearly 2x: the fixed cost per kernel and the memory time do not shrink
+    assert big.limiter == "math" and big.gemm_speedup == pytest.approx(2.0, rel=0.01)
     dense = gemm(8192, 8, 8192)
     assert dense.memory_time_s > dense.math_time_s  # memory-bound in the dense model
     small = sparse_gemm(8192, 8, 8192)
-    assert small.gemm_speedup == pytest.approx(1.0)
+    assert small.gemm_speedup == pytest.approx(1.0, rel=1e-3)
 
 
 def test_r18_up_to_30_percent_end_to_end():

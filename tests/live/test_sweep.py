@@ -63,11 +63,17 @@ def test_misaligned_k_is_attributed_to_alignment():
 
 
 def test_wave_quantization_is_attributed_to_waves():
-    """A GEMM whose tiles fill just over one wave (V100, 80 SMs) loses time to the wave step."""
-    model = gemm(8192, 128, 8192, dtype="fp16", gpu="V100")
+    """A math-bound GEMM whose 288 256x128 tiles fill 3.6 waves (V100, 80 SMs) loses time to
+    the wave step, more than to any other quantization effect."""
+    model = gemm(4096, 2304, 8192, dtype="fp16", gpu="V100")
+    assert (model.tile, model.tiles, model.waves) == ("256x128", 288, 4)
     assert model.wave_efficiency < 1
     r = reconcile(model)
-    assert r.dominant_effect == "wave"
+    steps = {e.effect: e for e in r.effects}
+    assert steps["wave"].efficiency == model.wave_efficiency
+    assert steps["wave"].added_time_s > 0
+    quantization = ("tile", "wave", "tile_shape", "alignment")
+    assert max(quantization, key=lambda s: steps[s].added_time_s) == "wave"
 
 
 def test_measurement_adds_the_unexplained_part():

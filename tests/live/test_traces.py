@@ -196,13 +196,26 @@ def test_bad_files_and_names(tmp_path):
 
 
 def test_shipped_traces_are_complete():
-    """Every trace shipped with the package loads and names its GPU, driver, CUDA, torch
-    and date, and the model has an entry for its GPU."""
-    for name in list_traces():
+    """Every trace shipped with the package loads and carries its provenance: a recording
+    of the kit names its GPU, driver, CUDA, torch and date; a published measurement names
+    its repository, commit, file, licence, how it was timed and what is unknown. The model
+    has an entry for its GPU and every row has a positive measured time."""
+    names = list_traces()
+    assert {"deepbench_v100", "xla_h100-sxm"} <= set(names)
+    for name in names:
         t = load_trace(name)
-        for key in ("gpu", "device_name", "driver", "cuda", "torch", "date"):
+        published = t.provenance.get("kind", "").startswith("published")
+        keys = (
+            ("gpu", "device_name", "repository", "commit", "file", "licence", "timer", "unknown")
+            if published
+            else ("gpu", "device_name", "driver", "cuda", "torch", "date")
+        )
+        for key in keys:
             assert t.provenance.get(key), (name, key)
         assert t.rows and t.model_gpu()
+        assert all(r["measured_time_s"] > 0 for r in t.rows), name
+        if published:
+            assert int(t.provenance["rows"]) == len(t.rows)
 
 
 def _record_module():

@@ -113,9 +113,10 @@ def test_sparsity_speedups(close_after):
     w = SparsityExplorer(runtime_fraction=0.6)
     close_after(w)
     assert w.result == sparse_gemm(4096, 4096, 4096, runtime_fraction=0.6)
-    assert w.result.gemm_speedup == pytest.approx(2.0)
-    # Amdahl: 1 / (0.4 + 0.6 / 2)
-    assert w.result.end_to_end_speedup == pytest.approx(1 / 0.7)
+    assert w.result.gemm_speedup == pytest.approx(2.0, rel=0.03)
+    # Amdahl: 1 / (0.4 + 0.6 / s)
+    s = w.result.gemm_speedup
+    assert w.result.end_to_end_speedup == pytest.approx(1 / (0.4 + 0.6 / s))
     mask = np.asarray(w.pruned.mask).reshape(-1, 4)
     assert (mask.sum(axis=1) == 2).all()
     img = w._artists.image.get_array()

@@ -1,0 +1,140 @@
+"""What real GPUs achieve: the calibrated constants of the time model.
+
+The guide's arithmetic gives an ideal time: FLOPs at the datasheet peak, bytes at the
+datasheet bandwidth. Measured GEMMs fall short of it in a few physical ways, and the model
+adds exactly those, each one a constant per architecture (and execution unit or dtype where
+the measurements demand it) read from ``data/achievable.csv``:
+
+- ``math_fraction``: the share of the datasheet peak a large aligned GEMM sustains;
+- ``memory_fraction``: the share of the datasheet DRAM bandwidth a streaming kernel sustains;
+- ``kernel_overhead_s``: a fixed cost per kernel added to its work (launch, the ramp-up of
+  the first wave and the drain of the last), replacing a floor that acted as a minimum;
+- ``misaligned_efficiency``: the math efficiency of a Tensor Core GEMM with sizes that are
+  not multiples of 16 bytes.
+
+Every row of the data file says whether it was fitted to a shipped trace (named there), read
+from a publication, or is a documented default for a GPU without measurements.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .assumptions import OVERLAP_EXPONENT
+from .dtypes import Dtype
+from .dtypes import dtype as _dtype
+from .gpus import Gpu, _read_csv
+from .gpus import gpu as _gpu
+from .results import ResultMixin
+
+__all__ = ["FIELDS", "Achievable", "achievable", "overlap_time"]
+
+FIELDS = ("math_fraction", "memory_fraction", "kernel_overhead_us", "misaligned_efficiency")
+
+
+@dataclass(frozen=True)
+class Achievable(ResultMixin):
+    """The calibrated constants for one GPU and dtype, with where each came from.
+
+    ``basis`` is 'fitted' when every constant was fitted to shipped measurements of this
+    architecture, 'default' when any of them is a documented default, else 'published'.
+    ``sources`` maps each constant to the data-file row it came from.
+    """
+
+    gpu: str
+    dtype: str
+    unit: str
+    math_fraction: float
+    memory_fraction: float
+    kernel_overhead_s: float
+    misaligned_efficiency: float
+    basis: str
+    sources: dict[str, str]
+
+    _units: ClassVar[dict[str, str]] = {"kernel_overhead_s": "s"}
+
+    def _title(self) -> str:
+        return f"What a {self.gpu} achieves in {self.dtype} ({self.unit} cores)"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        return [
+            ("math, share of datasheet peak", f"{self.math_fraction:.0%}"),
+            ("DRAM, share of datasheet bandwidth", f"{self.memory_fraction:.0%}"),
+            ("fixed cost per kernel", f"{self.kernel_overhead_s * 1e6:.1f} us"),
+            ("misaligned Tensor Core GEMM efficiency", f"{self.misaligned_efficiency:.0%}"),
+            ("basis", self.basis),
+        ]
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> dict[tuple[str, str, str], dict[str, str]]:
+    table: dict[tuple[str, str, str], dict[str, str]] = {}
+    for row in _read_csv("achievable.csv"):
+        table[(row["target"].lower(), row["unit"], row["dtype"])] = row
+    return table
+
+
+@functools.lru_cache(maxsize=512)
+def _lookup(name: str, architecture: str, unit: str, dtype_name: str) -> Achievable:
+    table = _table()
+    keys = [
+        (target, u, d)
+        for target in (name.lower(), architecture.lower(), "default")
+        for u, d in ((unit, dtype_name), (unit, "*"), ("*", "*"))
+    ]
+    values: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    bases: set[str] = set()
+    for field in FIELDS:
+        for key in keys:
+            row = table.get(key)
+            if row and row[field]:
+                values[field] = float(row[field])
+                sources[field] = f"{'/'.join(key)}: {row['source']}"
+                bases.add(row["basis"])
+                break
+    basis = "default" if "default" in bases else ("fitted" if bases == {"fitted"} else "published")
+    return Achievable(
+        gpu=name,
+        dtype=dtype_name,
+        unit=unit,
+        math_fraction=values["math_fraction"],
+        memory_fraction=values["memory_fraction"],
+        kernel_overhead_s=values["kernel_overhead_us"] * 1e-6,
+        misaligned_efficiency=values["misaligned_efficiency"],
+        basis=basis,
+        sources=sources,
+    )
+
+
+def achievable(gpu: str | Gpu = "A100", dtype: str | Dtype = "fp16") -> Achievable:
+    """The calibrated constants the model uses for ``gpu`` and ``dtype``.
+
+    >>> a = achievable("H100-SXM", "bf16")
+    >>> a.basis, a.math_fraction
+    ('fitted', 0.8)
+    """
+    g = _gpu(gpu)
+    d = _dtype(dtype)
+    unit = g.unit_for(d) if g.supports(d) else "cuda"
+    return _lookup(g.name, g.architecture, unit, d.name)
+
+
+def overlap_time(math_time_s: Any, memory_time_s: Any) -> Any:
+    """Math and memory time of one kernel combined with imperfect overlap.
+
+    (math^p + memory^p)^(1/p) with p = :data:`~dlperf_widgets.core.assumptions.OVERLAP_EXPONENT`:
+    never less than the larger of the two, and at most their sum.
+    """
+    p = OVERLAP_EXPONENT
+    a = np.asarray(math_time_s, dtype=np.float64)
+    b = np.asarray(memory_time_s, dtype=np.float64)
+    hi = np.maximum(a, b)
+    lo = np.minimum(a, b)
+    ratio = np.divide(lo, hi, out=np.zeros_like(hi), where=hi > 0)
+    out = hi * (1.0 + ratio**p) ** (1.0 / p)
+    return float(out) if out.ndim == 0 else out
