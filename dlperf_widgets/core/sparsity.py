@@ -23,9 +23,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._validate import check_int, check_number, is_array
+from .calibration import overlap_time
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
-from .calibration import overlap_time
 from .gemm import gemm
 from .gpus import Gpu
 from .gpus import gpu as _gpu

@@ -16,6 +16,7 @@ File format (:data:`SCHEMA` is written at the top of every file):
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 from collections.abc import Iterable, Mapping
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..core._validate import check_choice
+from ..core.dtypes import dtype as _dtype
 from ..core.errors import DlperfError, InvalidParameter, UnknownGPU
 from ..core.gemm import gemm_sweep
 from ..core.gpus import Gpu, gpu
@@ -37,11 +39,15 @@ from .reconcile import ErrorSummary, error_summary, reconcile_gemm
 __all__ = [
     "COLUMNS",
     "SCHEMA",
+    "ModelErrorReport",
     "Trace",
     "TraceOverlay",
     "TraceReconciliation",
     "list_traces",
     "load_trace",
+    "measured_along",
+    "measured_gemms",
+    "model_error_report",
     "reconcile_trace",
     "trace_overlay",
     "write_trace",
@@ -450,3 +456,159 @@ def reconcile_trace(trace: Trace | str, suite: str | None = None) -> TraceReconc
         else None
     )
     return TraceReconciliation(trace=trace.name, gpu=g.name, rows=tuple(out), summary=summary)
+
+
+# -- the model against every shipped trace ------------------------------------------------
+@dataclass(frozen=True)
+class ModelErrorReport(ResultMixin):
+    """The model and a plain roofline against every GEMM of some traces.
+
+    ``groups`` holds one dict per (trace, GPU, dtype): the keys of :class:`ErrorSummary`
+    plus ``trace``, ``gpu`` and ``dtype``; ``overall`` summarises every GEMM together.
+    Predictions are recomputed with today's model, with each trace's beta.
+    """
+
+    traces: tuple[str, ...]
+    groups: tuple[dict[str, Any], ...]
+    overall: ErrorSummary
+
+    def _title(self) -> str:
+        return f"Model vs published and recorded measurements ({self.overall.count} GEMMs)"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        return [("traces", ", ".join(self.traces)), *self.overall._rows()]
+
+    def table(self) -> str:
+        """One line per trace, GPU and dtype."""
+        head = (
+            f"{'trace':<16} {'gpu':<15} {'dtype':<5} {'GEMMs':>5}  "
+            f"{'model median / p90 / worst':>28}  {'roofline median / p90 / worst':>31}  "
+            f"{'meas/model':>10}"
+        )
+        lines = [head, "-" * len(head)]
+        for g in self.groups:
+            model = (
+                f"{g['model_median_error']:.1%} / {g['model_p90_error']:.1%} / "
+                f"{g['model_worst_error']:.1%}"
+            )
+            roof = (
+                f"{g['roofline_median_error']:.1%} / {g['roofline_p90_error']:.1%} / "
+                f"{g['roofline_worst_error']:.1%}"
+            )
+            lines.append(
+                f"{g['trace']:<16} {g['gpu']:<15} {g['dtype']:<5} {g['count']:>5}  "
+                f"{model:>28}  {roof:>31}  {g['median_measured_over_predicted']:>10.2f}"
+            )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return super().__str__() + "\n\n" + self.table()
+
+
+def model_error_report(traces: Iterable[str | Trace] | None = None) -> ModelErrorReport:
+    """Median, p90 and worst time error of the model and of the plain roofline on every
+    GEMM of the given traces (default: every shipped trace), by trace, GPU and dtype.
+
+    >>> report = model_error_report(["xla_h100-sxm"])
+    >>> report.overall.model_median_error < report.overall.roofline_median_error
+    True
+    """
+    chosen = list_traces() if traces is None else list(traces)
+    if not chosen:
+        raise InvalidParameter("'traces' must name at least one trace (got none)")
+    loaded = [t if isinstance(t, Trace) else load_trace(t) for t in chosen]
+    groups: list[dict[str, Any]] = []
+    measured_all: list[float] = []
+    predicted_all: list[float] = []
+    roof_all: list[float] = []
+    for tr in loaded:
+        g = tr.model_gpu()
+        rows = _gemm_rows(tr, None, None)
+        keys = sorted({(r["dtype"], float(r.get("beta") or 0.0)) for r in rows})
+        by_dtype: dict[str, tuple[list[float], list[float], list[float]]] = {}
+        for dt, beta in keys:
+            sel = [r for r in rows if r["dtype"] == dt and float(r.get("beta") or 0.0) == beta]
+            m, n, k, b = (
+                np.array([r[c] or 1 for r in sel], dtype=np.int64) for c in ("m", "n", "k", "batch")
+            )
+            model = gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b, beta=beta)
+            acc = by_dtype.setdefault(dt, ([], [], []))
+            acc[0].extend(r["measured_time_s"] for r in sel)
+            acc[1].extend(np.asarray(model.predicted_time_s, dtype=float).tolist())
+            acc[2].extend(np.asarray(model.roofline_time_s, dtype=float).tolist())
+        for dt, (meas, pred, roof) in by_dtype.items():
+            summary = error_summary(meas, pred, roof)
+            groups.append({"trace": tr.name, "gpu": g.name, "dtype": dt, **summary.to_dict()})
+            measured_all += meas
+            predicted_all += pred
+            roof_all += roof
+    if not measured_all:
+        raise InvalidParameter(
+            f"'traces' must hold GEMM measurements (got {', '.join(t.name for t in loaded)})"
+        )
+    return ModelErrorReport(
+        traces=tuple(t.name for t in loaded),
+        groups=tuple(groups),
+        overall=error_summary(measured_all, predicted_all, roof_all),
+    )
+
+
+# -- measured points for plots -------------------------------------------------------------
+@functools.cache
+def _shipped(name: str) -> Trace:
+    """A shipped trace, loaded once per session (the files do not change)."""
+    return load_trace(name)
+
+
+@functools.lru_cache(maxsize=64)
+def _measured_table(gpu_name: str, dtype_name: str) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    names: list[str] = []
+    for name in list_traces():
+        tr = _shipped(name)
+        try:
+            if tr.model_gpu().name != gpu_name:
+                continue
+        except DlperfError:
+            continue
+        picked = _gemm_rows(tr, None, dtype_name)
+        rows += picked
+        if picked:
+            names.append(name)
+    cols: dict[str, Any] = {
+        c: np.array([r[c] or 1 for r in rows], dtype=np.int64) for c in ("m", "n", "k", "batch")
+    }
+    cols["beta"] = np.array([float(r.get("beta") or 0.0) for r in rows])
+    for c in ("measured_time_s", "flops", "bytes"):
+        cols[c] = np.array([float(r[c] or 0.0) for r in rows])
+    cols["traces"] = tuple(names)
+    return cols
+
+
+def measured_gemms(gpu: str | Gpu, dtype: str) -> dict[str, Any]:
+    """Every shipped GEMM measurement on ``gpu`` in ``dtype``, as arrays.
+
+    Keys: ``m``, ``n``, ``k``, ``batch``, ``beta``, ``measured_time_s``, ``flops``,
+    ``bytes`` (numpy arrays, one entry per measurement) and ``traces`` (the names of the
+    traces they come from). Empty arrays when no trace has any.
+    """
+    return dict(_measured_table(_shipped_gpu(gpu).name, _dtype(dtype).name))
+
+
+def measured_along(
+    gpu: str | Gpu, dtype: str, dim: str, m: int, n: int, k: int, lo: int, hi: int
+) -> dict[str, Any]:
+    """Shipped measurements of unbatched GEMMs whose ``dim`` lies in [lo, hi] and whose
+    other two sizes equal the given ones: ``x``, ``time_s`` and ``traces`` (for a sweep)."""
+    t = measured_gemms(gpu, dtype)
+    dim = check_choice("dim", dim, ("m", "n", "k"))
+    fixed = {"m": m, "n": n, "k": k}
+    sel = (t["batch"] == 1) & (t[dim] >= lo) & (t[dim] <= hi)
+    for other in ("m", "n", "k"):
+        if other != dim:
+            sel &= t[other] == fixed[other]
+    return {"x": t[dim][sel], "time_s": t["measured_time_s"][sel], "traces": t["traces"]}
+
+
+def _shipped_gpu(g: str | Gpu) -> Gpu:
+    return g if isinstance(g, Gpu) else gpu(g)

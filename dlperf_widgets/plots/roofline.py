@@ -27,6 +27,7 @@ __all__ = [
     "plot_gemm",
     "plot_roofline",
     "roof_points",
+    "set_measured",
     "set_points",
     "update_roof",
 ]
@@ -66,7 +67,8 @@ def plot_roofline(
     span ``ai_range`` x ``flops_range`` (widened to fit the peak and the operations), the
     same for every GPU, so that rooflines of two GPUs compare at a glance.
     Returns :class:`Artists` with ``roof``, ``ridge``, ``ridge_label``, ``peak_label``,
-    ``title``, ``points`` and ``labels``.
+    ``title``, ``points``, ``labels`` and ``measured`` (hollow markers for measurements,
+    empty until :func:`set_measured` fills them).
     """
     if ax is None:
         ax = new_axes()
@@ -79,6 +81,18 @@ def plot_roofline(
     (roof,) = ax.plot([], [], color=COLORS["roof"], linewidth=2, label="roof", zorder=2)
     ridge_line = ax.axvline(1.0, color=COLORS["ridge"], linestyle="--", linewidth=1, zorder=1)
     ridge_label = ax.text(1, 1, "", color=COLORS["ridge"], fontsize=9, va="bottom", ha="left")
+    (measured,) = ax.plot(
+        [],
+        [],
+        "D",
+        color=COLORS["measured"],
+        markerfacecolor="none",
+        markersize=4,
+        markeredgewidth=1.0,
+        alpha=0.6,
+        zorder=3,
+        label="measured",
+    )
     peak_label = ax.text(ai_range[1] / 1.2, 1, "", fontsize=9, ha="right", va="bottom")
     ax.set_xlim(*ai_range)
     ax.set_ylim(*flops_range)
@@ -93,6 +107,7 @@ def plot_roofline(
         title=ax.title,
         points=[],
         labels=[],
+        measured=measured,
         flops_range=flops_range,
     )
     update_roof(artists, gpu, dtype)
@@ -142,6 +157,12 @@ def fit_points(artists: Artists, ops: Sequence[Any]) -> bool:
         artists.ridge_label.set_y(want * 2)
         return True
     return False
+
+
+def set_measured(artists: Artists, ai: Any, flops_per_s: Any) -> None:
+    """Show measurements (arithmetic intensity, achieved FLOP/s) as hollow markers; empty
+    arrays remove them. They are drawn apart from the model's filled points."""
+    artists.measured.set_data(np.asarray(ai, dtype=float), np.asarray(flops_per_s, dtype=float))
 
 
 def _frac(v: float, lo: float, hi: float) -> float:

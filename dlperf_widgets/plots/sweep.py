@@ -84,9 +84,10 @@ def plot_sweep(
 
     ``quantity`` is 'time' (predicted time) or 'throughput' (predicted FLOP/s).
     ``measured`` times are overlaid as markers in the 'time' view (see
-    :func:`measured_points`).
+    :func:`measured_points`; a mapping may name them with a ``label``). The guide's ideal
+    time (datasheet roofline) is a dotted line under the model's prediction.
     Returns :class:`Artists` with ``model`` (line), ``misaligned`` (markers or a line),
-    ``measured`` (markers), ``legend`` and ``title``.
+    ``ideal`` (line), ``measured`` (markers), ``legend`` and ``title``.
     """
     if ax is None:
         ax = new_axes()
@@ -94,6 +95,9 @@ def plot_sweep(
         style_axes(ax)
     (model,) = ax.plot([], [], color=COLORS["model"], linewidth=1.4, label="model", zorder=2)
     (mis,) = ax.plot([], [], color=COLORS["misaligned"], zorder=3)
+    (ideal,) = ax.plot(
+        [], [], color=COLORS["roof"], linestyle=":", linewidth=1.2, label="ideal (roofline)"
+    )
     (meas,) = ax.plot(
         [],
         [],
@@ -106,7 +110,13 @@ def plot_sweep(
         zorder=4,
     )
     artists = Artists(
-        ax=ax, model=model, misaligned=mis, measured=meas, legend=None, title=ax.title
+        ax=ax,
+        model=model,
+        misaligned=mis,
+        ideal=ideal,
+        measured=meas,
+        legend=None,
+        title=ax.title,
     )
     update_sweep(artists, sweep, quantity=quantity, measured=measured)
     return artists
@@ -137,10 +147,15 @@ def update_sweep(
         unit, scale = time_unit(top)
         y = y / scale
         my = mt / scale
+        ideal = np.asarray(sweep.roofline_time_s, dtype=float).ravel() / scale
         ylabel = f"{'time' if mt.size else 'predicted time'} ({unit})"
     else:
         y = np.asarray(sweep.predicted_flops_per_s, dtype=float).ravel()
         mx, my = mx[:0], mt[:0]  # measurements are times: they appear in the 'time' view
+        ideal = (
+            np.asarray(sweep.flops, dtype=float).ravel()
+            / np.asarray(sweep.roofline_time_s, dtype=float).ravel()
+        )
         ylabel = "predicted throughput (FLOP/s)"
     aligned = (
         np.broadcast_to(np.asarray(sweep.alignment_efficiency, dtype=float), shape).ravel() >= 1
@@ -162,9 +177,13 @@ def update_sweep(
         mis.set_data(x[~aligned], y[~aligned])
         mis.set(linestyle="-", marker="none", linewidth=0.6, alpha=0.8)
         mis.set_label("model, other sizes")
+    ideal = np.broadcast_to(ideal, x.shape)
+    artists.ideal.set_data(x, ideal)
     artists.measured.set_data(mx, my)
+    label = measured.get("label") if isinstance(measured, Mapping) else None
+    artists.measured.set_label(str(label) if label else "measured")
     ax.set_title(f"GEMM {_shape(sweep, dim)} ({sweep.dtype}) on {sweep.gpu}, {dim.upper()} swept")
-    top = max(float(y.max()), float(my.max()) if my.size else 0.0) * 1.05
+    top = max(float(y.max()), float(ideal.max()), float(my.max()) if my.size else 0.0) * 1.05
     xlim = (float(x.min()), float(x.max()) if x.max() > x.min() else float(x.min()) + 1)
     ylim = (0.0, nice_ceiling(top) if top > 0 else 1.0)
     xlabel = f"{dim.upper()} (elements)"
@@ -180,7 +199,7 @@ def update_sweep(
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.yaxis.set_major_formatter(_plain() if quantity == "time" else si_formatter())
-    shown = [a for a in (artists.model, mis, artists.measured) if len(a.get_xdata())]
+    shown = [a for a in (artists.model, mis, artists.ideal, artists.measured) if len(a.get_xdata())]
     key = tuple((id(a), a.get_label()) for a in shown)
     if artists.legend is None or getattr(artists, "legend_key", None) != key:
         if artists.legend is not None:

@@ -11,7 +11,7 @@ from ..core.errors import InvalidParameter
 from ..core.gemm import GemmResult, gemm
 from ..core.gpus import Gpu
 from ..core.results import format_quantity
-from ..plots.roofline import fit_points, plot_roofline, set_points, update_roof
+from ..plots.roofline import fit_points, plot_roofline, set_measured, set_points, update_roof
 from ._base import Explorer, gpu_dropdown, parse_int, widgets
 
 __all__ = ["Roofline"]
@@ -65,7 +65,11 @@ class Roofline(Explorer):
 
     ``gemms`` is a list of ``(M, N, K)`` tuples or ``'[name:] MxNxK'`` strings; the text
     box takes one per line. ``.result`` is the tuple of
-    :class:`~dlperf_widgets.core.gemm.GemmResult` shown, in order.
+    :class:`~dlperf_widgets.core.gemm.GemmResult` shown, in order. With ``traces=True``,
+    every shipped measurement of a GEMM on the same GPU in the same dtype is drawn as a
+    hollow diamond at its intensity and achieved throughput
+    (:func:`dlperf_widgets.live.traces.measured_gemms`): how far real GEMMs sit below the
+    datasheet roof.
     """
 
     result: tuple[GemmResult, ...]
@@ -75,8 +79,13 @@ class Roofline(Explorer):
         gpu: str | Gpu = "V100",
         dtype: str = "fp16",
         gemms: Sequence[Any] | str = DEFAULT_GEMMS,
+        traces: bool = True,
     ) -> None:
         super().__init__()
+        if not isinstance(traces, bool):
+            raise InvalidParameter(f"'traces' must be True or False (got {traces!r})")
+        self._use_traces = traces
+        self._measured: dict[str, Any] = {}
         gpu_dd, self._custom_gpus = gpu_dropdown(gpu)
         g = self._gpu(gpu_dd.value)
         text = _as_text(gemms)
@@ -107,18 +116,39 @@ class Roofline(Explorer):
         parsed = _parse_gemms(c["gemms"].value)
         results = tuple(gemm(m, n, k, dtype=c["dtype"].value, gpu=g) for _, m, n, k in parsed)
         self._labels = [name for name, *_ in parsed]
+        self._measured = {}
+        if self._use_traces:
+            from ..live.traces import measured_gemms
+
+            self._measured = measured_gemms(g, results[0].dtype)
         return results
+
+    @property
+    def measured(self) -> dict[str, Any]:
+        """The shipped measurements drawn on the roofline (see ``measured_gemms``)."""
+        return self._measured
 
     def _render(self, result: tuple[GemmResult, ...], changed: set[str]) -> None:
         self.output.value = _table_html(result, self._labels)
+        meas = self._measured
+        count = int(meas["flops"].size) if meas else 0
+        if count:
+            self.output.value += (
+                f"<div class='dlperf-note'>Hollow diamonds: {count} GEMMs measured on a real "
+                f"{html.escape(result[0].gpu)} ({html.escape(', '.join(meas['traces']))}): "
+                "measurements, not the model. Real GEMMs sit below the datasheet roof.</div>"
+            )
         view = self.view
         g = self._gpu(self.controls["gpu"].value)
         labels = [
             f"{name}: {r.arithmetic_intensity:.1f} FLOP/B"
             for name, r in zip(self._labels, result, strict=False)
         ]
+        ai = meas["flops"] / meas["bytes"] if count else []
+        achieved = meas["flops"] / meas["measured_time_s"] if count else []
         if self._artists is None:
             self._artists = plot_roofline(g, result[0].dtype, view.ax, ops=result, labels=labels)
+            set_measured(self._artists, ai, achieved)
             view.set_dynamic(self._dynamic())
             view.redraw(full=True)
             return
@@ -127,12 +157,22 @@ class Roofline(Explorer):
             grown = update_roof(self._artists, g, result[0].dtype)
         grown = fit_points(self._artists, result) or grown
         set_points(self._artists, result, labels)
+        set_measured(self._artists, ai, achieved)
         view.set_dynamic(self._dynamic(), keep_background=True)
         view.redraw(full=grown)
 
     def _dynamic(self) -> list[Any]:
         a = self._artists
-        return [a.roof, a.ridge, a.ridge_label, a.peak_label, a.title, *a.points, *a.labels]
+        return [
+            a.roof,
+            a.ridge,
+            a.ridge_label,
+            a.peak_label,
+            a.title,
+            a.measured,
+            *a.points,
+            *a.labels,
+        ]
 
 
 def _table_html(results: Sequence[GemmResult], names: Sequence[str]) -> str:

@@ -61,9 +61,12 @@ class DimensionSweep(Explorer):
 
     K from 4000 to 4200 (V100, M = N = 1024, FP16) shows the alignment dips: sizes that are
     multiples of 8 run at full Tensor Core speed. N from 1 to 4096 (A100, M = K = 4096)
-    shows the saw-tooth of tile and wave quantization. ``measured`` overlays measured
-    times: a sequence of ``(x, time_s)`` pairs or a dict with ``x`` and ``time_s`` arrays
-    (see :meth:`set_measured`). ``.result`` is the core's
+    shows the saw-tooth of tile and wave quantization. The dotted line is the guide's ideal
+    (datasheet roofline) time, the solid one the model's prediction. ``measured`` overlays
+    measured times: a sequence of ``(x, time_s)`` pairs or a dict with ``x`` and ``time_s``
+    arrays (see :meth:`set_measured`). Without them, and with ``traces=True``, the shipped
+    recorded and published measurements of the same GPU, dtype and fixed sizes are overlaid
+    (:func:`dlperf_widgets.live.traces.measured_along`). ``.result`` is the core's
     :class:`~dlperf_widgets.core.gemm.GemmSweep`.
     """
 
@@ -86,8 +89,13 @@ class DimensionSweep(Explorer):
         quantity: str = "time",
         measured: Any = None,
         preset: str | None = None,
+        traces: bool = True,
     ) -> None:
         super().__init__()
+        if not isinstance(traces, bool):
+            raise InvalidParameter(f"'traces' must be True or False (got {traces!r})")
+        self._use_traces = traces
+        self._trace_points: dict[str, Any] | None = None
         values: dict[str, Any] = dict(
             dim=dim, start=start, stop=stop, step=step, m=m, n=n, k=k, gpu=gpu, dtype=dtype
         )
@@ -186,7 +194,7 @@ class DimensionSweep(Explorer):
         tile = c["tile"].value.strip() or "auto"
         parse_tile(tile)
         dims[dim] = np.arange(start, stop + 1, step, dtype=np.int64)
-        return gemm_sweep(
+        result = gemm_sweep(
             dims["m"],
             dims["n"],
             dims["k"],
@@ -194,14 +202,34 @@ class DimensionSweep(Explorer):
             gpu=self._gpu(c["gpu"].value),
             tile=tile,
         )
+        self._trace_points = None
+        if self._use_traces and not self._measured[0].size:
+            from ..live.traces import measured_along
+
+            fixed = {name: (dims[name] if name != dim else 0) for name in ("m", "n", "k")}
+            found = measured_along(
+                result.gpu, result.dtype, dim, fixed["m"], fixed["n"], fixed["k"], start, stop
+            )
+            if found["x"].size:
+                found["label"] = f"measured ({', '.join(found['traces'])})"
+                self._trace_points = found
+        return result
 
     def _render(self, result: GemmSweep, changed: set[str]) -> None:
         c = self.controls
         self.output.value = _summary_html(result, c["dim"].value)
         quantity = c["quantity"].value
-        measured = None
+        measured: dict[str, Any] | None = None
         if self._measured[0].size:
             measured = {"x": self._measured[0], "time_s": self._measured[1]}
+        elif self._trace_points is not None:
+            measured = self._trace_points
+            self.output.value += (
+                f"<div class='dlperf-note'>Diamonds: {self._trace_points['x'].size} "
+                f"GEMM(s) measured on a real {html.escape(result.gpu)} "
+                f"({html.escape(', '.join(self._trace_points['traces']))}; see "
+                "<code>dlperf_widgets.live.traces</code>): measurements, not the model.</div>"
+            )
         view = self.view
         if self._artists is None:
             self._artists = plot_sweep(result, view.ax, quantity=quantity, measured=measured)
@@ -211,7 +239,8 @@ class DimensionSweep(Explorer):
         a = self._artists
         # lines, legend and title are redrawn on the kept axes unless an axis moved
         view.set_dynamic(
-            [a.model, a.misaligned, a.measured, a.legend, a.title], keep_background=not full
+            [a.model, a.misaligned, a.ideal, a.measured, a.legend, a.title],
+            keep_background=not full,
         )
         view.redraw(full=full)
 

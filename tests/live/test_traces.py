@@ -258,3 +258,52 @@ def test_record_dry_run_and_no_gpu(capsys):
     if not torch.cuda.is_available():
         assert mod.main([]) == 2
         assert "needs a CUDA GPU" in capsys.readouterr().err
+
+
+# -- the calibrated model against the shipped traces ---------------------------------------
+def test_calibrated_model_error_on_each_shipped_trace():
+    """On every shipped trace, by GPU and dtype: the model's median time error is at most
+    20 % (15 % over all traces) and at least 3x below the plain roofline's; the median of
+    measured / predicted is within 0.8-1.25 (the model is no longer always too fast)."""
+    from dlperf_widgets.live.traces import model_error_report
+
+    report = model_error_report()
+    assert report.overall.model_median_error <= 0.15
+    assert report.overall.model_p90_error <= 0.35
+    assert report.overall.roofline_median_error >= 3 * report.overall.model_median_error
+    for g in report.groups:
+        assert g["model_median_error"] <= 0.20, g
+        assert g["model_median_error"] < g["roofline_median_error"], g
+        assert 0.8 <= g["median_measured_over_predicted"] <= 1.25, g
+
+
+def test_published_rows_are_the_published_numbers():
+    """The trace rows are the calibration table's measurements, unchanged: the file holds
+    DeepBench's 1760 x 16 x 1760 fp32 at 38 us and XLA's 256^3 bf16 at 4.992 us."""
+    deep = load_trace("deepbench_v100")
+    row = next(
+        r for r in deep.rows if (r["m"], r["n"], r["k"], r["dtype"]) == (1760, 16, 1760, "fp32")
+    )
+    assert row["measured_time_s"] == 38e-6 and row["beta"] == 1.0
+    xla = load_trace("xla_h100-sxm")
+    row = next(
+        r
+        for r in xla.rows
+        if (r["m"], r["n"], r["k"], r["batch"], r["dtype"]) == (256, 256, 256, 1, "bf16")
+    )
+    assert row["measured_time_s"] == pytest.approx(4.992e-6)
+    # DeepBench padded some fp16 shapes: the trace holds the shape that ran
+    padded = [r for r in deep.rows if "published_shape" in (r["params"] or "")]
+    assert padded and all(r["n"] % 8 == 0 or r["m"] % 8 == 0 for r in padded)
+
+
+def test_measured_points_for_plots():
+    """measured_gemms gives every shipped GEMM of a GPU and dtype; measured_along the ones
+    on a sweep's line; a GPU without traces gives empty arrays."""
+    from dlperf_widgets.live.traces import measured_along, measured_gemms
+
+    t = measured_gemms("H100-SXM", "bf16")
+    assert t["m"].size == 226 and t["traces"] == ("xla_h100-sxm",)
+    line = measured_along("H100-SXM", "bf16", "n", 2048, 4096, 2048, 1, 8192)
+    assert list(line["x"]) == [256, 512, 2048, 4096]
+    assert measured_gemms("A100", "fp16")["m"].size == 0

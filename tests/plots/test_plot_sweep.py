@@ -35,7 +35,9 @@ def test_long_sweep_splits_aligned_and_other_sizes():
     assert len(a.misaligned.get_xdata()) == 4096 - full_rate
     assert a.ax.get_ylabel() == "predicted throughput (FLOP/s)"
     labels = [t.get_text() for t in a.legend.get_texts()]
-    assert labels == ["model, 16-byte aligned sizes", "model, other sizes"]
+    assert labels == ["model, 16-byte aligned sizes", "model, other sizes", "ideal (roofline)"]
+    # the ideal line is the guide's roofline: FLOPs over max(math at peak, bytes at bandwidth)
+    np.testing.assert_allclose(a.ideal.get_ydata(), s.flops / s.roofline_time_s)
 
 
 def test_measured_overlay_forms():

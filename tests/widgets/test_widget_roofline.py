@@ -72,3 +72,26 @@ def test_constructor_validates():
     """Bad GEMM lists raise InvalidParameter at construction."""
     with pytest.raises(InvalidParameter, match="GEMMs"):
         Roofline(gemms=["8192x128"])
+
+
+def test_roofline_overlays_shipped_measurements(close_after):
+    """On an H100 in bf16 the roofline shows the 226 measured GEMMs of the XLA table as
+    hollow diamonds at (intensity, achieved FLOP/s), all under the datasheet roof; on a V100
+    in fp16 DeepBench's 160; none on an A100."""
+    import numpy as np
+
+    from dlperf_widgets.core.gemm import attainable_flops_per_s
+    from dlperf_widgets.widgets import Roofline
+
+    w = Roofline(gpu="H100-SXM", dtype="bf16")
+    close_after(w)
+    ai = np.asarray(w._artists.measured.get_xdata())
+    achieved = np.asarray(w._artists.measured.get_ydata())
+    assert ai.size == 226 and w._artists.measured.get_markerfacecolor() == "none"
+    assert np.all(achieved <= attainable_flops_per_s(ai, "H100-SXM", "bf16"))
+    assert "226 GEMMs measured on a real H100-SXM" in w.output.value
+    w.controls["gpu"].value = "V100-SXM2-16GB"
+    w.controls["dtype"].value = "fp16"
+    assert len(w._artists.measured.get_xdata()) == 160
+    w.controls["gpu"].value = "A100-SXM4-80GB"
+    assert len(w._artists.measured.get_xdata()) == 0

@@ -139,3 +139,25 @@ def test_lazy_names_of_the_package():
         "DimensionSweep",
     ):
         assert getattr(dlperf_widgets, name).__name__ == name
+
+
+def test_shipped_measurements_are_overlaid_when_the_gpu_has_some(close_after):
+    """N swept on an H100 in bf16 with M = K = 2048: the XLA table's measurements on that
+    line appear as diamonds labelled with their trace, apart from the model's line; on an
+    A100 (no trace) nothing is overlaid; traces=False turns the overlay off."""
+    w = DimensionSweep(dim="n", start=1, stop=4096, m=2048, k=2048, gpu="H100-SXM", dtype="bf16")
+    close_after(w)
+    x = list(w._artists.measured.get_xdata())
+    assert x == [256, 512, 2048, 4096]
+    assert w._artists.measured.get_label() == "measured (xla_h100-sxm)"
+    assert w._artists.measured.get_marker() == "D"  # drawn unlike the model's line
+    assert "measured on a real H100-SXM" in w.output.value
+    w.controls["gpu"].value = "A100-SXM4-80GB"
+    assert len(w._artists.measured.get_xdata()) == 0
+    off = DimensionSweep(
+        dim="n", start=1, stop=4096, m=2048, k=2048, gpu="H100-SXM", dtype="bf16", traces=False
+    )
+    close_after(off)
+    assert len(off._artists.measured.get_xdata()) == 0
+    with pytest.raises(InvalidParameter, match="'traces' must be True or False"):
+        DimensionSweep(traces="yes")

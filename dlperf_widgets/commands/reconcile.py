@@ -1,0 +1,35 @@
+"""``dlperf reconcile [TRACE ...]``: the model against recorded and published measurements."""
+
+from __future__ import annotations
+
+import argparse
+
+from . import Command
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "traces",
+        nargs="*",
+        metavar="TRACE",
+        help="shipped trace names or trace CSV files (default: every shipped trace)",
+    )
+
+
+def _run(a: argparse.Namespace) -> object:
+    # live.traces needs only numpy; imported here so the CLI starts fast.
+    from ..live.traces import model_error_report
+
+    return model_error_report(a.traces or None)
+
+
+COMMANDS = [
+    Command(
+        "reconcile",
+        "the model's and the plain roofline's time error on every shipped measurement, "
+        "by trace, GPU and dtype",
+        _configure,
+        _run,
+        order=75,
+    )
+]
