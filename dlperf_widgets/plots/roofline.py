@@ -18,7 +18,7 @@ from ..core.gpus import Gpu
 from ..core.gpus import gpu as _gpu
 from ..core.results import format_quantity
 from ._artists import Artists
-from .style import COLORS, LIMITER_COLORS, log_axis, new_axes, style_axes
+from .style import COLORS, LIMITER_COLORS, log_axis, measured_markers, new_axes, style_axes
 
 __all__ = [
     "AI_RANGE",
@@ -81,18 +81,7 @@ def plot_roofline(
     (roof,) = ax.plot([], [], color=COLORS["roof"], linewidth=2, label="roof", zorder=2)
     ridge_line = ax.axvline(1.0, color=COLORS["ridge"], linestyle="--", linewidth=1, zorder=1)
     ridge_label = ax.text(1, 1, "", color=COLORS["ridge"], fontsize=9, va="bottom", ha="left")
-    (measured,) = ax.plot(
-        [],
-        [],
-        "D",
-        color=COLORS["measured"],
-        markerfacecolor="none",
-        markersize=4,
-        markeredgewidth=1.0,
-        alpha=0.6,
-        zorder=3,
-        label="measured",
-    )
+    measured = measured_markers(ax, 4, alpha=0.6, zorder=3)
     peak_label = ax.text(ai_range[1] / 1.2, 1, "", fontsize=9, ha="right", va="bottom")
     ax.set_xlim(*ai_range)
     ax.set_ylim(*flops_range)

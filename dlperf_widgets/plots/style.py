@@ -26,6 +26,7 @@ __all__ = [
     "SERIES",
     "TIME_UNITS",
     "log_axis",
+    "measured_markers",
     "new_axes",
     "nice_ceiling",
     "si",
@@ -65,6 +66,24 @@ COLORS = {
     "background": "#FFFFFF",
 }
 LIMITER_COLORS = {"math": COLORS["math"], "memory": COLORS["memory"], "latency": COLORS["latency"]}
+
+
+def measured_markers(ax: Any, size: float = 6, **kw: Any) -> Any:
+    """An empty line of hollow diamonds for measurements, so they never look like the
+    model's lines and filled points (same style in every plot)."""
+    (line,) = ax.plot(
+        [],
+        [],
+        "D",
+        color=COLORS["measured"],
+        markerfacecolor="none",
+        markersize=size,
+        markeredgewidth=size / 4,
+        label="measured",
+        **kw,
+    )
+    return line
+
 
 # A cycle for series that have no role (several GPUs, several operations).
 SERIES = [

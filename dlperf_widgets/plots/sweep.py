@@ -15,7 +15,15 @@ import numpy as np
 
 from ..core.errors import InvalidParameter
 from ._artists import Artists
-from .style import COLORS, new_axes, nice_ceiling, si_formatter, style_axes, time_unit
+from .style import (
+    COLORS,
+    measured_markers,
+    new_axes,
+    nice_ceiling,
+    si_formatter,
+    style_axes,
+    time_unit,
+)
 
 __all__ = ["QUANTITIES", "measured_points", "plot_sweep", "sweep_dimension", "update_sweep"]
 
@@ -98,17 +106,7 @@ def plot_sweep(
     (ideal,) = ax.plot(
         [], [], color=COLORS["roof"], linestyle=":", linewidth=1.2, label="ideal (roofline)"
     )
-    (meas,) = ax.plot(
-        [],
-        [],
-        "D",
-        color=COLORS["measured"],
-        markerfacecolor="none",
-        markersize=6,
-        markeredgewidth=1.5,
-        label="measured",
-        zorder=4,
-    )
+    meas = measured_markers(ax, 6, zorder=4)
     artists = Artists(
         ax=ax,
         model=model,
