@@ -227,6 +227,7 @@ def gemm_sweep(
         mult = d.tensor_core_multiple
         matrix_vector = (m < mult) | (n < mult)
         aligned = matrix_vector | ((m % mult == 0) & (n % mult == 0) & (k % mult == 0))
+        k_off = ~matrix_vector & (k % mult != 0)
         if library == "legacy":
             need = legacy_required_multiple(d)
             if need is None:
@@ -240,7 +241,13 @@ def gemm_sweep(
             )
             align_eff = np.where(aligned, 1.0, fallback / peak)
         else:
-            align_eff = np.where(aligned, 1.0, cal.misaligned_efficiency)
+            # A misaligned K narrows the loads of both operands along the reduction; an M or N
+            # off the multiple costs far less (data/achievable.csv, both measured).
+            align_eff = np.where(
+                aligned,
+                1.0,
+                np.where(k_off, cal.misaligned_efficiency, cal.misaligned_mn_efficiency),
+            )
     else:
         align_eff = np.ones(m.shape)
 

@@ -330,4 +330,17 @@ def test_matrix_vector_shapes_are_not_penalised_as_misaligned():
         r = gemm(4096, 1, k, gpu="A100")
         assert r.alignment_efficiency == 1.0
         assert r.time_limiter == "memory" and r.limiter == "memory"
-    assert gemm(4096, 9, 4096, gpu="A100").alignment_efficiency == 0.5
+    # N = 9 is past the multiple: a matrix with a misaligned N (the milder, M/N penalty)
+    assert gemm(4096, 9, 4096, gpu="A100").alignment_efficiency == 0.95
+    assert gemm(4096, 16, 4095, gpu="A100").alignment_efficiency == 0.5  # K misaligned
+
+
+def test_misaligned_k_costs_more_than_misaligned_n():
+    """NVIDIA measured the weight gradient (K = batch) suffering most from an odd batch, and
+    DeepBench's V100 GEMMs with N = 9124 ran at full speed: the model's penalty depends on
+    which dimension is off the 16-byte multiple."""
+    base = gemm(4096, 4096, 4096, gpu="V100").predicted_time_s
+    k_off = gemm(4096, 4096, 4095, gpu="V100").predicted_time_s
+    n_off = gemm(4096, 4095, 4096, gpu="V100").predicted_time_s
+    assert k_off > 1.8 * base
+    assert base < n_off < 1.1 * base
