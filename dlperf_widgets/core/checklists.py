@@ -404,9 +404,10 @@ def memory_limited_checklist(
             Finding(
                 "info",
                 "shape",
-                "The tensor is too small to saturate memory bandwidth: the kernel takes the "
-                "minimum launch time whatever its size (a modelling assumption, see "
-                "core.memlimited.MIN_KERNEL_TIME_S).",
+                "The tensor is too small to saturate memory bandwidth: the kernel's fixed "
+                "start-up cost outlasts moving its bytes, so its time hardly depends on its "
+                "size (core.memlimited.saturation_bytes; the cost per architecture is in "
+                "core/data/achievable.csv).",
                 "fuse it with other work, or process more data per launch",
             )
         )

@@ -9,12 +9,18 @@ C = alpha * A @ B + beta * C with A: M x K, B: K x N, C: M x N.
   8192 x 128 x 8192 in FP16, 2730 for 8192^3).
 - Limiter: the guide's three steps ("How to find a problem?"): enough parallelism? then
   math if arithmetic intensity > the GPU's ops:byte ratio, else memory.
-- Predicted time = max(math time, memory time, the kernel-time floor). Math time runs at the
-  peak rate scaled by tile (quantization) efficiency x wave efficiency x tile-shape
-  efficiency x alignment efficiency; memory time moves the bytes above at the DRAM
-  bandwidth. When the output has too few tiles to fill the GPU, split-K is considered: K is
-  cut into S slices, S x more thread blocks run, and the FP32 partial sums add traffic.
-- The numbers no guide publishes are in :mod:`dlperf_widgets.core.assumptions`.
+- Ideal time (``roofline_time_s``, the guide's arithmetic) = max(FLOPs / datasheet peak,
+  bytes / datasheet bandwidth).
+- Predicted time (``predicted_time_s``, what a real GPU is expected to take) = the kernel's
+  fixed cost + overlap(math time, memory time) (:mod:`dlperf_widgets.core.calibration`).
+  Math time runs at the achievable fraction of the peak scaled by tile (quantization)
+  efficiency x wave efficiency x tile-shape efficiency x alignment efficiency; memory time
+  moves the bytes above at the achievable fraction of the DRAM bandwidth. When the output
+  has too few tiles to fill the GPU, split-K is considered: K is cut into S slices, S x more
+  thread blocks run, and the FP32 partial sums add traffic. A thin output (M or N of a few
+  elements) may instead run a matrix-vector kernel that streams the large operand.
+- The calibrated constants are data (``data/achievable.csv``); the choices of form no guide
+  publishes are in :mod:`dlperf_widgets.core.assumptions`.
 """
 
 from __future__ import annotations
@@ -447,8 +453,10 @@ class GemmResult(ResultMixin):
     """The model of one GEMM. Attribute names are the JSON keys of ``dlperf gemm``.
 
     ``limiter`` is the guide's classification (parallelism, then intensity against the
-    GPU's ops:byte ratio); ``time_limiter`` says which term sets ``predicted_time_s`` (math,
-    memory, or the latency floor) once tile, wave and alignment effects are counted.
+    GPU's ops:byte ratio); ``time_limiter`` says which term is the largest part of
+    ``predicted_time_s`` (math, memory, or 'latency' when the kernel's fixed cost outweighs
+    both) once tile, wave and alignment effects are counted. ``roofline_time_s`` is the
+    guide's ideal time; :meth:`steps` walks from it to the prediction.
     """
 
     m: int

@@ -143,7 +143,8 @@ TASKS = [
         kind="number",
         unit="s",
         params={**GEMM, "gpu": "V100"},
-        # The bare roofline memory time; gemm().memory_time_s may add split-K traffic.
+        # The guide's ideal memory time (datasheet bandwidth); gemm().memory_time_s is at the
+        # achievable bandwidth and may add split-K traffic.
         expected=lambda p: _bytes(p) / gpu(p["gpu"]).memory_bandwidth_bytes_per_s,
         rel_tol=0.01,
         mistakes=(
