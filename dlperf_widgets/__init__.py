@@ -54,6 +54,7 @@ _LAZY: dict[str, str] = {
     "MemoryCalculator": "dlperf_widgets.widgets",
     "NetworkBreakdown": "dlperf_widgets.widgets",
     "SparsityExplorer": "dlperf_widgets.widgets",
+    "Predict": "dlperf_widgets.widgets",
 }
 
 __all__ = [

@@ -13,6 +13,7 @@ from .gpu import GpuCard
 from .layers import LayerChecklist, NetworkBreakdown
 from .memory import MemoryCalculator
 from .precision import FormatExplorer, LossScalingExplorer
+from .predict import Predict
 from .roofline import Roofline
 from .sparsity import SparsityExplorer
 from .sweep import DimensionSweep
@@ -27,6 +28,7 @@ __all__ = [
     "LossScalingExplorer",
     "MemoryCalculator",
     "NetworkBreakdown",
+    "Predict",
     "Roofline",
     "SparsityExplorer",
     "TileExplorer",
