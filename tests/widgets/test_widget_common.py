@@ -8,8 +8,10 @@ import threading
 import pytest
 
 import dlperf_widgets.widgets as W
+from dlperf_widgets.widgets._base import Explorer
 
-ALL = sorted(W.__all__)
+# The explorers (controls -> core call -> figure); Predict, a question box, has its own tests.
+ALL = sorted(n for n in W.__all__ if issubclass(getattr(W, n), Explorer))
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -44,5 +46,5 @@ def test_package_names_resolve():
     """Every widget name the package maps lazily is exported by dlperf_widgets.widgets."""
     import dlperf_widgets
 
-    for name in ALL:
+    for name in W.__all__:
         assert getattr(dlperf_widgets, name) is getattr(W, name)

@@ -87,3 +87,12 @@ def test_without_a_kernel_the_answer_is_folded_away(close_after):
     page = bundle["text/html"]
     assert "<details>" in page and page.index("<details>") < page.index("124.1 FLOP/B")
     assert "Predict:" in page
+
+
+def test_close_releases_every_part():
+    """close() closes the entry, the button and the outputs; a closed widget shows nothing."""
+    w = Predict("AI?", _ai)
+    parts = [w.entry, w.button, w.message, w.reveal]
+    w.close()
+    assert w._repr_mimebundle_ is None  # ipywidgets removes the view of a closed widget
+    assert all(p.comm is None for p in parts)
