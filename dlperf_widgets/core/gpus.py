@@ -318,17 +318,17 @@ def gpu(name: str | Gpu) -> Gpu:
     if isinstance(name, Gpu):
         return name
     if not isinstance(name, str) or not name.strip():
-        raise InvalidParameter(f"'gpu' must be a GPU name such as 'A100' (got {name!r})")
+        raise InvalidParameter(f"'gpu' must be a GPU name such as 'A100' (got {describe(name)})")
     index = _index()
     hit = index.get(_norm(name))
     if hit is not None:
         return hit
     options = sorted({g.name for g in index.values()} | set(index))
-    near = closest(_norm(name), options, n=4)
+    near = closest(_norm(name), options, n=4) if len(name) <= 100 else []
     near_names = list(dict.fromkeys(index[_norm(n)].name if _norm(n) in index else n for n in near))
     hint = f"; closest: {', '.join(near_names)}" if near_names else ""
     raise UnknownGPU(
-        f"'gpu' must be a known GPU (got {name!r}){hint}; 'dlperf gpus' lists them all"
+        f"'gpu' must be a known GPU (got {describe(name)}){hint}; 'dlperf gpus' lists them all"
     )
 
 

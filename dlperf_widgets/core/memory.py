@@ -335,6 +335,8 @@ def _optional_dims(**dims: Any) -> dict[str, int] | None:
     given = {k: v for k, v in dims.items() if v is not None}
     if not given:
         return None
+    for k, v in given.items():  # a bad value given is named before a value missing
+        check_int(k, v, allow_array=False)
     missing = [k for k, v in dims.items() if v is None]
     if missing:
         raise InvalidParameter(
