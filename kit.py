@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
 """Set up and run the kit with nothing but Python >= 3.10 and pip.
 
-    python3 kit.py lab     create/reuse .venv, install the kit, open JupyterLab on notebooks/
+    python3 kit.py lab     create/reuse .venv, install the kit, open JupyterLab on the first
+                           notebook (the whole repository is browsable: notebooks/, exercises/)
     python3 kit.py test    create/reuse .venv, install the kit and test tools, run every check
 
 Both create a virtual environment in ``.venv`` next to this file on first use and reuse it
-afterwards (reinstalling only when pyproject.toml or constraints.txt change).
+afterwards (reinstalling only when pyproject.toml or constraints.txt change). Options after
+``lab`` go to JupyterLab (``--no-browser``, ``--port=8890``). Environment: DLPERF_VENV names
+another environment; DLPERF_NO_INSTALL=1 uses it as it is, installing nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import secrets
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 import venv
 from pathlib import Path
 
@@ -37,6 +45,10 @@ def _run(cmd: list[object], **kw: object) -> int:
 def ensure_env(extras: str) -> None:
     if sys.version_info < (3, 10):  # noqa: UP036 - this script may be started by an old Python
         sys.exit("[kit] Python >= 3.10 is needed (this is {}.{})".format(*sys.version_info[:2]))
+    if os.environ.get("DLPERF_NO_INSTALL") == "1":
+        if not PY.exists():
+            sys.exit(f"[kit] DLPERF_NO_INSTALL=1 but there is no Python in {VENV}")
+        return
     if not PY.exists():
         _say(f"creating virtual environment {VENV}")
         venv.EnvBuilder(with_pip=True).create(VENV)
@@ -85,11 +97,104 @@ def cmd_test(args: list[str]) -> int:
     return 0
 
 
+FIRST_NOTEBOOK = "notebooks/00_start_here.ipynb"
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _free_port(start: int = 8888) -> int:
+    for port in range(start, start + 100):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    return 0
+
+
+def lab_command(args: list[str], token: str, port: int) -> list[str]:
+    """The JupyterLab command line: served from the repository root, on the first notebook.
+
+    As root (containers, Colab-like machines, CI images) JupyterLab refuses to start unless
+    told ``--allow-root``; the kit adds it and says so.
+    """
+    cmd = [
+        str(PY),
+        "-m",
+        "jupyter",
+        "lab",
+        f"--ServerApp.root_dir={ROOT}",
+        f"--IdentityProvider.token={token}",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        *args,
+    ]
+    if (ROOT / FIRST_NOTEBOOK).exists():
+        cmd.insert(4, FIRST_NOTEBOOK)
+    if _is_root() and "--allow-root" not in args:
+        cmd.append("--allow-root")
+    return cmd
+
+
+def _wait_until_up(proc: subprocess.Popen[bytes], port: int, token: str, limit_s: float) -> bool:
+    deadline = time.monotonic() + limit_s
+    url = f"http://127.0.0.1:{port}/api/status?token={token}"
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as reply:
+                if reply.status == 200:
+                    return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def cmd_lab(args: list[str]) -> int:
     ensure_env(EXTRAS["lab"])
-    first = ROOT / "notebooks" / "00_start_here.ipynb"
-    target = first.relative_to(ROOT) if first.exists() else Path("notebooks")
-    return _run([PY, "-m", "jupyter", "lab", str(target), *args])
+    token = secrets.token_hex(16)
+    wanted = [a for a in args if a.startswith("--port=")]
+    port = int(wanted[-1].split("=", 1)[1]) if wanted else _free_port()
+    args = [a for a in args if not a.startswith("--port=")]
+    if _is_root() and "--allow-root" not in args:
+        _say("running as root: starting JupyterLab with --allow-root")
+    log_path = ROOT / "build" / "jupyter-lab.log"
+    log_path.parent.mkdir(exist_ok=True)
+    # JupyterLab's server log (extensions loading, kernel messages) goes to a file, so the
+    # learner sees one line: where to open the course.
+    # A SIGTERM (a container stopping, `timeout`) stops JupyterLab too, as Ctrl-C does.
+    signal.signal(signal.SIGTERM, _interrupt)
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            lab_command(args, token, port), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            if not _wait_until_up(proc, port, token, limit_s=120):
+                proc.terminate()
+                proc.wait(timeout=10)
+                tail = log_path.read_text(errors="replace").splitlines()[-15:]
+                print("\n".join(tail), file=sys.stderr)
+                _say(f"JupyterLab did not start (its log: {log_path})")
+                return 1
+            _say(
+                f"open http://localhost:{port}/lab/tree/{FIRST_NOTEBOOK}?token={token}"
+                f"  (Ctrl-C stops; log: {log_path.name})"
+            )
+            return proc.wait()
+        except KeyboardInterrupt:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            _say("JupyterLab stopped")
+            return 0
 
 
 def main(argv: list[str]) -> int:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core._validate import MAX_SIZE, describe
 from ..core.errors import DlperfError
 
 __all__ = [
@@ -32,6 +34,10 @@ class UsageError(DlperfError, ValueError):
     """Bad command-line words (unknown option, missing argument, unparsable number)."""
 
     def __init__(self, message: str, prog: str = "dlperf") -> None:
+        # argparse echoes unknown words whole; a message stays one short line.
+        message = " ".join(message.split())
+        if len(message) > 300:
+            message = f"{message[:240]}... ({len(message)} characters)"
         super().__init__(message)
         self.prog = prog
 
@@ -57,13 +63,24 @@ def int_arg(name: str) -> Callable[[str], int]:
     """argparse type: an integer, with the kit's message when it is not one."""
 
     def parse(text: str) -> int:
+        clean = text.strip().replace("_", "")
+        if clean.lstrip("+-").isdigit() and len(clean) <= 19:
+            return int(clean)  # exact, however it is written
         try:
-            value = float(text.replace("_", ""))
-            if value.is_integer():
-                return int(value)
+            value = float(clean) if len(clean) <= 40 else float("nan")
         except ValueError:
-            pass
-        raise argparse.ArgumentTypeError(f"'{name}' must be an integer (got {text!r})")
+            value = float("nan")
+        if value.is_integer():
+            if abs(value) <= MAX_SIZE:
+                return int(value)
+            raise argparse.ArgumentTypeError(
+                f"'{name}' must be an integer no larger than 2**40 (got {describe(text)})"
+            )
+        if clean.lstrip("+-").isdigit():  # more digits than any size
+            raise argparse.ArgumentTypeError(
+                f"'{name}' must be an integer no larger than 2**40 (got {describe(text)})"
+            )
+        raise argparse.ArgumentTypeError(f"'{name}' must be an integer (got {describe(text)})")
 
     parse.__name__ = name
     return parse
@@ -74,9 +91,16 @@ def float_arg(name: str) -> Callable[[str], float]:
 
     def parse(text: str) -> float:
         try:
-            return float(text)
+            value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"'{name}' must be a number (got {text!r})") from None
+            raise argparse.ArgumentTypeError(
+                f"'{name}' must be a number (got {describe(text)})"
+            ) from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(
+                f"'{name}' must be a finite number (got {describe(text)})"
+            )
+        return value
 
     parse.__name__ = name
     return parse

@@ -17,22 +17,55 @@ import numpy as np
 from .errors import InvalidParameter
 
 __all__ = [
+    "MAX_PRODUCT",
+    "MAX_SIZE",
+    "check_bool",
     "check_choice",
     "check_int",
     "check_number",
+    "check_product",
     "closest",
     "describe",
     "is_array",
 ]
 
 
+MAX_SIZE = 2**40
+"""The largest size (a dimension, a count of elements, tokens or layers) any entry accepts.
+
+2**40 (about 1.1e12) is far beyond any real layer or model dimension, and small enough that
+the model's arithmetic stays exact: the kit multiplies sizes as Python ints when it checks
+them (:func:`check_product`), never in wrapping int64.
+"""
+
+MAX_PRODUCT = 2**62
+"""The largest product of sizes (M*N*K*batch, elements of a shape) an entry accepts."""
+
+MAX_TEXT = 60
+"""Characters of a bad value shown in a message; longer inputs are cut with '...'."""
+
+
+def _clip(text: str) -> str:
+    return (
+        text
+        if len(text) <= MAX_TEXT
+        else f"{text[: MAX_TEXT - 20]}...{text[-10:]} ({len(text)} characters)"
+    )
+
+
 def describe(value: Any) -> str:
-    """Short text of a bad value for an error message."""
+    """Short text of a bad value for an error message (long inputs truncated)."""
     if isinstance(value, np.ndarray):
         return f"array with {value.size} element(s)"
-    if isinstance(value, str):
-        return repr(value)
-    return repr(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        # str() of a huge int is slow and refused past 4300 digits: count digits from bits.
+        digits = int(value.bit_length() * math.log10(2)) + 1
+        return f"an integer with about {digits} digits"
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__
+        text = f"a {type(value).__name__}"
+    return _clip(text)
 
 
 def is_array(value: Any) -> bool:
@@ -51,19 +84,25 @@ def check_int(
     value: Any,
     *,
     minimum: int = 1,
-    maximum: int | None = None,
+    maximum: int | None = MAX_SIZE,
     allow_array: bool = True,
 ) -> Any:
     """Return ``value`` as an int (or an int64 array) if every element is an integer in range.
 
     ``minimum=1`` reads as "a positive integer", ``minimum=0`` as "a non-negative integer".
     Integral floats (``8192.0``) are accepted; bools, fractions, NaN and strings are not.
+    ``maximum`` defaults to :data:`MAX_SIZE`, so that no size can overflow the model's
+    arithmetic; pass ``maximum=None`` only where a value never multiplies another.
     """
     rule = {1: "a positive integer", 0: "a non-negative integer"}.get(
         minimum, f"an integer >= {minimum}"
     )
-    if maximum is not None:
-        rule = f"an integer between {minimum} and {maximum}"
+    if maximum == MAX_SIZE:  # the cap is named only to a value that breaks it
+        low_rule, high_rule = rule, f"{rule} no larger than 2**40"
+    elif maximum is not None:
+        low_rule = high_rule = rule = f"an integer between {minimum} and {maximum}"
+    else:
+        low_rule = high_rule = rule
     if allow_array and is_array(value):
         try:
             arr = np.asarray(value)
@@ -71,36 +110,96 @@ def check_int(
             raise InvalidParameter(f"'{name}' must be {rule} (got {describe(value)})") from exc
         if arr.size == 0:
             raise InvalidParameter(f"'{name}' must be {rule} (got an empty array)")
+        if arr.dtype == object:  # Python ints beyond int64, or mixed objects
+            items = [
+                _scalar_int(name, (low_rule, high_rule), v, minimum, maximum) for v in arr.ravel()
+            ]
+            return np.array(items, dtype=np.int64).reshape(arr.shape)
         if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
             raise InvalidParameter(f"'{name}' must be {rule} (got an array of {arr.dtype})")
         if arr.dtype.kind == "f":
             finite = np.isfinite(arr)
-            integral = finite & (np.floor(np.where(finite, arr, 0)) == np.where(finite, arr, 0))
+            safe = np.where(finite, arr, 0)
+            integral = finite & (np.floor(safe) == safe)
             if not integral.all():
                 raise InvalidParameter(
-                    f"'{name}' must be {rule} (got {_first_bad(arr, integral)!r})"
+                    f"'{name}' must be {rule} (got {describe(_first_bad(arr, integral))})"
                 )
-            arr = arr.astype(np.int64)
-        else:
-            arr = arr.astype(np.int64)
+            # Compare as floats before the cast: a cast of 1e30 to int64 wraps.
+            ok = arr >= minimum
+            if maximum is not None:
+                ok &= arr <= maximum
+            else:
+                ok &= np.abs(arr) < 2.0**62
+            if not ok.all():
+                bad = _first_bad(arr, ok)
+                which = low_rule if bad < minimum else high_rule
+                raise InvalidParameter(f"'{name}' must be {which} (got {describe(bad)})")
+            return arr.astype(np.int64)
+        if arr.dtype.kind == "u" and arr.dtype.itemsize >= 8:
+            ok = arr <= (maximum if maximum is not None else 2**62)
+            if not ok.all():
+                raise InvalidParameter(
+                    f"'{name}' must be {high_rule} (got {describe(_first_bad(arr, ok))})"
+                )
+        arr = arr.astype(np.int64)
         ok = arr >= minimum
         if maximum is not None:
             ok &= arr <= maximum
         if not ok.all():
-            raise InvalidParameter(f"'{name}' must be {rule} (got {_first_bad(arr, ok)!r})")
+            bad = _first_bad(arr, ok)
+            which = low_rule if bad < minimum else high_rule
+            raise InvalidParameter(f"'{name}' must be {which} (got {describe(bad)})")
         return arr
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidParameter(f"'{name}' must be {rule} (got {describe(value)})")
+    return _scalar_int(name, (low_rule, high_rule), value, minimum, maximum)
+
+
+def _scalar_int(
+    name: str, rules: tuple[str, str], value: Any, minimum: int, maximum: int | None
+) -> int:
+    low_rule, high_rule = rules
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InvalidParameter(f"'{name}' must be {low_rule} (got {describe(value)})")
     if isinstance(value, numbers.Integral):
         ivalue = int(value)
     else:
         fvalue = float(value)
         if not math.isfinite(fvalue) or not fvalue.is_integer():
-            raise InvalidParameter(f"'{name}' must be {rule} (got {value!r})")
+            raise InvalidParameter(f"'{name}' must be {low_rule} (got {describe(value)})")
         ivalue = int(fvalue)
-    if ivalue < minimum or (maximum is not None and ivalue > maximum):
-        raise InvalidParameter(f"'{name}' must be {rule} (got {value!r})")
+    if ivalue < minimum:
+        raise InvalidParameter(f"'{name}' must be {low_rule} (got {describe(value)})")
+    if maximum is not None and ivalue > maximum:
+        raise InvalidParameter(f"'{name}' must be {high_rule} (got {describe(value)})")
     return ivalue
+
+
+def check_product(names: Iterable[str], values: Iterable[Any], maximum: int = MAX_PRODUCT) -> int:
+    """Multiply already-checked sizes exactly (Python ints) and refuse a product above ``maximum``.
+
+    Arrays count by their largest element. Returns the (largest) product.
+    """
+    label = list(names)
+    product = 1
+    for v in values:
+        product *= int(np.max(v)) if is_array(v) else int(v)
+    if product > maximum:
+        joined = "*".join(label)
+        raise InvalidParameter(
+            f"'{label[0]}' and the other sizes must keep {joined} at most 2**{maximum.bit_length() - 1} "
+            f"(got {joined} = {describe(product)})"
+        )
+    return product
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` if it is True or False (numpy bools too); strings and numbers are refused.
+
+    ``"no"`` is a non-empty string and so truthy in Python: accepting it would silently mean True.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InvalidParameter(f"'{name}' must be True or False (got {describe(value)})")
 
 
 def check_number(
@@ -112,20 +211,23 @@ def check_number(
     maximum: float | None = None,
 ) -> float:
     """Return ``value`` as a finite float within the bounds (``strict``: above ``minimum``)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise InvalidParameter(f"'{name}' must be a finite number (got {describe(value)})")
-    fvalue = float(value)
+    try:
+        fvalue = float(value)
+    except OverflowError:  # an int with hundreds of digits
+        fvalue = math.inf
     if not math.isfinite(fvalue):
-        raise InvalidParameter(f"'{name}' must be a finite number (got {value!r})")
+        raise InvalidParameter(f"'{name}' must be a finite number (got {describe(value)})")
     if minimum is not None and (fvalue <= minimum if strict else fvalue < minimum):
         rule = (
             ("a positive number" if strict else "a non-negative number")
             if minimum == 0
             else f"a number {'>' if strict else '>='} {minimum:g}"
         )
-        raise InvalidParameter(f"'{name}' must be {rule} (got {value!r})")
+        raise InvalidParameter(f"'{name}' must be {rule} (got {describe(value)})")
     if maximum is not None and fvalue > maximum:
-        raise InvalidParameter(f"'{name}' must be a number <= {maximum:g} (got {value!r})")
+        raise InvalidParameter(f"'{name}' must be a number <= {maximum:g} (got {describe(value)})")
     return fvalue
 
 
@@ -145,4 +247,4 @@ def check_choice(name: str, value: Any, options: Iterable[str]) -> str:
     for option in opts:
         if option.lower() == value.strip().lower():
             return option
-    raise InvalidParameter(f"'{name}' must be one of {', '.join(opts)} (got {value!r})")
+    raise InvalidParameter(f"'{name}' must be one of {', '.join(opts)} (got {describe(value)})")

@@ -6,11 +6,34 @@ of the form ``'m' must be a positive integer (got -3)``: the parameter, the rule
 
 from __future__ import annotations
 
-__all__ = ["DlperfError", "InvalidParameter", "MissingDependency", "UnknownGPU"]
+import re
+
+__all__ = ["DlperfError", "InvalidParameter", "MissingDependency", "UnknownGPU", "parameter_of"]
 
 
 class DlperfError(Exception):
     """Base class of every error the kit raises on purpose."""
+
+
+_NAMED = re.compile(r"^(?:argument [^:]*: )?'([^']{1,60})'")
+_ARGUMENT = re.compile(r"^argument (?:--)?([\w-]{1,60})")
+
+
+def parameter_of(exc: BaseException) -> str | None:
+    """The parameter an error names: the first quoted name of the message (``'m' must ...``).
+
+    Messages follow the template ``'<parameter>' must be <rule> (got <value>)``; argparse's
+    own messages start ``argument --name:``. None when the message names no parameter.
+    """
+    explicit = getattr(exc, "parameter", None)
+    if isinstance(explicit, str):
+        return explicit
+    text = str(exc)
+    named = _NAMED.match(text)
+    if named:
+        return named.group(1)
+    argument = _ARGUMENT.match(text)
+    return argument.group(1).replace("-", "_") if argument else None
 
 
 class InvalidParameter(DlperfError, ValueError):

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_number, closest
+from ._validate import check_bool, check_int, check_number, closest
 from .errors import InvalidParameter
 from .results import ResultMixin
 
@@ -326,7 +326,10 @@ def decode(codes: Any, name: str) -> np.ndarray:
     where the exponent field is zero, and the format's rule for infinities and NaN.
     """
     lay = _layout(name)
-    c = np.asarray(codes, dtype=np.int64)
+    low = -(2 ** (lay.storage_bits - 1)) if lay.kind == "int" else 0
+    c = np.asarray(
+        check_int("codes", codes, minimum=low, maximum=2**lay.storage_bits - 1), dtype=np.int64
+    )
     if lay.kind == "int":
         n = lay.storage_bits
         c = c & (2**n - 1)
@@ -435,6 +438,8 @@ def simulate_cast(
             ) from exc
         if saturate is None:
             saturate = lay.overflow == "saturate"
+        else:
+            saturate = check_bool("saturate", saturate)
         finite = np.isfinite(x)
         if lay.kind == "int":
             q = np.rint(np.where(finite, x, 0.0) / scale)  # np.rint: ties to even

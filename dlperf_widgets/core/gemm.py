@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_choice, check_int, check_number, is_array
+from ._validate import check_choice, check_int, check_number, check_product, is_array
 from .alignment import LIBRARIES, Finding, alignment_findings, legacy_required_multiple
 from .assumptions import (
     LATENCY_SPLIT_K_DEPTH,
@@ -95,6 +95,8 @@ def gemm_bytes(
 
 def arithmetic_intensity(m: Any, n: Any, k: Any, dtype: Any = "fp16", beta: float = 0.0) -> Any:
     """FLOPs / bytes of a GEMM, in FLOP per byte (vectorised; symmetric in M and N)."""
+    m, n, k = (check_int(name, v) for name, v in (("m", m), ("n", n), ("k", k)))
+    beta = check_number("beta", beta)
     d = _dtype(dtype)
     return gemm_flops(m, n, k) / gemm_bytes(m, n, k, d.bytes_per_element, beta=beta)
 
@@ -203,6 +205,7 @@ def gemm_sweep(
     n = check_int("n", n)
     k = check_int("k", k)
     batch = check_int("batch", batch)
+    check_product(("m", "n", "k", "batch"), (m, n, k, batch))
     blocks_per_sm = check_int("blocks_per_sm", blocks_per_sm, allow_array=False)
     beta = check_number("beta", beta)
     library = check_choice("library", library, LIBRARIES)

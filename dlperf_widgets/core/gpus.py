@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from ._validate import check_int, check_number, closest
+from ._validate import check_int, check_number, closest, describe
 from .dtypes import DTYPES, Dtype, dtype
 from .errors import InvalidParameter, UnknownGPU
 from .results import ResultMixin, format_quantity
@@ -318,17 +318,17 @@ def gpu(name: str | Gpu) -> Gpu:
     if isinstance(name, Gpu):
         return name
     if not isinstance(name, str) or not name.strip():
-        raise InvalidParameter(f"'gpu' must be a GPU name such as 'A100' (got {name!r})")
+        raise InvalidParameter(f"'gpu' must be a GPU name such as 'A100' (got {describe(name)})")
     index = _index()
     hit = index.get(_norm(name))
     if hit is not None:
         return hit
     options = sorted({g.name for g in index.values()} | set(index))
-    near = closest(_norm(name), options, n=4)
+    near = closest(_norm(name), options, n=4) if len(name) <= 100 else []
     near_names = list(dict.fromkeys(index[_norm(n)].name if _norm(n) in index else n for n in near))
     hint = f"; closest: {', '.join(near_names)}" if near_names else ""
     raise UnknownGPU(
-        f"'gpu' must be a known GPU (got {name!r}){hint}; 'dlperf gpus' lists them all"
+        f"'gpu' must be a known GPU (got {describe(name)}){hint}; 'dlperf gpus' lists them all"
     )
 
 
@@ -384,7 +384,26 @@ def register_gpu(g: Gpu) -> Gpu:
     """Make a custom GPU findable by name (``gpu('toy-8sm')``, ``--gpu toy-8sm``)."""
     if not isinstance(g, Gpu):
         raise InvalidParameter(f"'g' must be a Gpu from custom_gpu() (got {type(g).__name__})")
-    if g.name in _database():
-        raise InvalidParameter(f"'name' must not shadow a database GPU (got {g.name!r})")
+    # Names are matched as gpu() looks them up (case, spaces, underscores, an "NVIDIA "
+    # prefix, aliases), so "a100-sxm4-80gb" or "NVIDIA H100 PCIe" cannot replace a built-in.
+    taken = {
+        _norm(key): known for known in _database().values() for key in (known.name, *known.aliases)
+    }
+    for key in (g.name, *g.aliases):
+        if _norm(key) in taken:
+            raise InvalidParameter(
+                f"'name' must not be a built-in GPU's name or alias (got {describe(key)}, "
+                f"which names {taken[_norm(key)].name})"
+            )
+    for other in _custom.values():
+        if other == g:  # re-running the same cell registers the same GPU again: fine
+            return g
+        if {_norm(k) for k in (other.name, *other.aliases)} & {
+            _norm(k) for k in (g.name, *g.aliases)
+        }:
+            raise InvalidParameter(
+                f"'name' must not be a registered custom GPU's name (got {describe(g.name)}); "
+                f"give the new GPU another name"
+            )
     _custom[g.name] = g
     return g

@@ -55,7 +55,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ._validate import check_choice, check_int
+from ._validate import check_bool, check_choice, check_int, describe
 from .alignment import Finding
 from .calibration import achievable
 from .dtypes import Dtype
@@ -281,7 +281,12 @@ def _pair(name: str, value: Any, minimum: int = 1) -> tuple[int, int]:
         parts = re.split(r"\s*[,x]\s*", value.strip().lower())
         if not all(p.isdigit() for p in parts):
             raise InvalidParameter(
-                f"'{name}' must be an integer or two comma-separated integers (got {value!r})"
+                f"'{name}' must be an integer or two comma-separated integers "
+                f"(got {describe(value)})"
+            )
+        if any(len(p) > 13 for p in parts):  # 2**40 has 13 digits; int() of 5000 digits fails
+            raise InvalidParameter(
+                f"'{name}' must be integers no larger than 2**40 (got {describe(value)})"
             )
         value = tuple(int(p) for p in parts)
         if len(value) == 1:
@@ -289,7 +294,7 @@ def _pair(name: str, value: Any, minimum: int = 1) -> tuple[int, int]:
     if isinstance(value, (tuple, list)):
         if len(value) != 2:
             raise InvalidParameter(
-                f"'{name}' must be an integer or a pair of integers (got {value!r})"
+                f"'{name}' must be an integer or a pair of integers (got {describe(value)})"
             )
         return (
             check_int(name, value[0], minimum=minimum, allow_array=False),
@@ -312,6 +317,8 @@ def resolve_options(kind: str, options: dict[str, Any]) -> tuple[LayerKind, dict
     out = spec.defaults()
     out.update({k: v for k, v in options.items()})
     if spec.category == "memory" and kind != "embedding" and options.get("elements") is not None:
+        if options.get("shape") is not None:
+            raise InvalidParameter("'shape' and 'elements' are alternatives; give one (got both)")
         out["shape"] = None
     for o in spec.options:
         value = out[o.name]
@@ -321,7 +328,7 @@ def resolve_options(kind: str, options: dict[str, Any]) -> tuple[LayerKind, dict
         elif o.type == "optional_int":
             out[o.name] = None if value is None else check_int(o.name, value, allow_array=False)
         elif o.type == "pair":
-            if value is None:
+            if value is None and o.default is None:  # e.g. stride: None means "the window"
                 continue
             minimum = 0 if o.name == "padding" else 1
             out[o.name] = _pair(o.name, value, minimum)
@@ -330,8 +337,8 @@ def resolve_options(kind: str, options: dict[str, Any]) -> tuple[LayerKind, dict
         elif o.type == "bool":
             if o.name == "training":
                 out[o.name] = check_training(value)
-            elif not isinstance(value, bool):
-                raise InvalidParameter(f"'{o.name}' must be True or False (got {value!r})")
+            else:
+                out[o.name] = check_bool(o.name, value)
     return spec, out
 
 

@@ -52,7 +52,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ._validate import check_choice, check_int
+from ._validate import MAX_SIZE, check_bool, check_choice, check_int, check_product, describe
 from .assumptions import MIN_KERNEL_TIME_S
 from .calibration import achievable, overlap_time
 from .dtypes import Dtype
@@ -311,7 +311,7 @@ def _pair(name: str, value: Any, minimum: int = 1) -> tuple[int, int]:
     if isinstance(value, (tuple, list)):
         if len(value) != 2:
             raise InvalidParameter(
-                f"'{name}' must be an integer or a pair of integers (got {value!r})"
+                f"'{name}' must be an integer or a pair of integers (got {describe(value)})"
             )
         a, b = value
         return (
@@ -331,17 +331,19 @@ def _shape(shape: Any, elements: Any) -> tuple[int, ...]:
         return (check_int("elements", elements, allow_array=False),)
     if isinstance(shape, str):
         parts = re.split(r"\s*[,x]\s*", shape.strip().lower())
-        if not all(p.isdigit() for p in parts):
+        if not all(p.isdigit() and len(p) <= 13 for p in parts):  # 2**40 has 13 digits
             raise InvalidParameter(
-                f"'shape' must be comma-separated positive integers such as 32,64,56,56 "
-                f"(got {shape!r})"
+                f"'shape' must be comma-separated positive integers no larger than 2**40 "
+                f"such as 32,64,56,56 (got {describe(shape)})"
             )
         shape = tuple(int(p) for p in parts)
     if not isinstance(shape, (tuple, list)) or not shape:
         raise InvalidParameter(
-            f"'shape' must be a non-empty sequence of positive integers (got {shape!r})"
+            f"'shape' must be a non-empty sequence of positive integers (got {describe(shape)})"
         )
-    return tuple(check_int("shape", s, allow_array=False) for s in shape)
+    dims = tuple(check_int("shape", s, allow_array=False) for s in shape)
+    check_product([f"shape[{i}]" for i in range(len(dims))], dims, maximum=MAX_SIZE)
+    return dims
 
 
 def pool_output_size(size: int, window: int, stride: int, padding: int, dilation: int = 1) -> int:
@@ -508,6 +510,4 @@ def describe_passes(passes: tuple[PassResult, ...]) -> str:
 
 def check_training(value: Any) -> bool:
     """``training`` must be a bool."""
-    if not isinstance(value, bool):
-        raise InvalidParameter(f"'training' must be True or False (got {value!r})")
-    return value
+    return check_bool("training", value)

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, ClassVar
 
-from ._validate import check_choice, check_int, check_number
+from ._validate import check_bool, check_choice, check_int, check_number
 from .errors import InvalidParameter
 from .gpus import Gpu
 from .gpus import gpu as _gpu
@@ -163,6 +163,7 @@ def transformer_activation_bytes(
     p = check_number("bytes_per_element", bytes_per_element, minimum=0, strict=True)
     m = check_number("mask_bytes", mask_bytes, minimum=0) if dropout else 0.0
     t = check_int("tensor_parallel", tensor_parallel, allow_array=False)
+    sequence_parallel = check_bool("sequence_parallel", sequence_parallel)
     sbh = s * b * h
     as2b = a * s * s * b
     # Without sequence parallelism every tensor-parallel rank keeps the LayerNorm inputs,
@@ -334,6 +335,8 @@ def _optional_dims(**dims: Any) -> dict[str, int] | None:
     given = {k: v for k, v in dims.items() if v is not None}
     if not given:
         return None
+    for k, v in given.items():  # a bad value given is named before a value missing
+        check_int(k, v, allow_array=False)
     missing = [k for k, v in dims.items() if v is None]
     if missing:
         raise InvalidParameter(

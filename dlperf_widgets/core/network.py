@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ._validate import check_int
+from ._validate import check_int, describe
 from .alignment import Finding
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
@@ -322,6 +322,10 @@ def cnn(
     """
     from .checklists import hierarchical_findings
 
+    if isinstance(layers, (str, bytes, dict)) or not isinstance(layers, Sequence) or not layers:
+        raise InvalidParameter(
+            f"'layers' must be a non-empty list of layers (got {describe(layers)})"
+        )
     n = check_int("batch", batch, allow_array=False)
     c = check_int("channels", channels, allow_array=False)
     h = check_int("height", height, allow_array=False)

@@ -28,7 +28,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._validate import check_int, check_number
+import numpy as np
+
+from ._validate import check_int, check_number, describe, is_array
+from .errors import InvalidParameter
 
 __all__ = [
     "ZERO_K_ADAM",
@@ -45,18 +48,36 @@ __all__ = [
 ZERO_K_ADAM = 12
 
 
+def _check_bytes(size_bytes: Any) -> Any:
+    if is_array(size_bytes):
+        raw = np.asarray(size_bytes)
+        arr = raw.astype(np.float64) if raw.dtype.kind in "iuf" else None
+        if arr is None or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise InvalidParameter(
+                f"'size_bytes' must be non-negative finite number(s) (got {describe(size_bytes)})"
+            )
+        return arr
+    return check_number("size_bytes", size_bytes, minimum=0)
+
+
 def allreduce_bytes(size_bytes: Any, ranks: int) -> Any:
     """Bytes each rank sends in a ring all-reduce of ``size_bytes``: 2(n-1)/n * S."""
+    ranks = check_int("ranks", ranks, allow_array=False)
+    size_bytes = _check_bytes(size_bytes)
     return 2.0 * (ranks - 1) / ranks * size_bytes
 
 
 def reduce_scatter_bytes(size_bytes: Any, ranks: int) -> Any:
     """Bytes each rank sends in a ring reduce-scatter of ``size_bytes``: (n-1)/n * S."""
+    ranks = check_int("ranks", ranks, allow_array=False)
+    size_bytes = _check_bytes(size_bytes)
     return (ranks - 1) / ranks * size_bytes
 
 
 def allgather_bytes(size_bytes: Any, ranks: int) -> Any:
     """Bytes each rank sends in a ring all-gather producing ``size_bytes``: (n-1)/n * S."""
+    ranks = check_int("ranks", ranks, allow_array=False)
+    size_bytes = _check_bytes(size_bytes)
     return (ranks - 1) / ranks * size_bytes
 
 

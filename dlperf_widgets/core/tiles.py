@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_int
+from ._validate import check_int, check_product
 from .assumptions import TILE_REUSE_R0
 from .errors import InvalidParameter
 from .results import ResultMixin
@@ -160,6 +160,7 @@ def tile_wave(
     batch = check_int("batch", batch, allow_array=False)
     sms = check_int("sms", sms, allow_array=False)
     blocks_per_sm = check_int("blocks_per_sm", blocks_per_sm, allow_array=False)
+    check_product(("m", "n", "batch"), (m, n, batch))
     shape = parse_tile(tile)
     if shape is None:
         raise InvalidParameter("'tile' must be a tile shape such as '256x128' here (got 'auto')")

@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from ._validate import check_int, check_number
 from .results import ResultMixin
 
-__all__ = ["ToastResult", "toast"]
+__all__ = ["SCHEDULE_LIMIT", "ToastResult", "toast"]
+
+SCHEDULE_LIMIT = 1000
+"""Most side-fryings (slices x sides) listed in a schedule; bigger puzzles get times only."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,8 @@ class ToastResult(ResultMixin):
     best_minutes: float
     waves: int
     pan_utilisation: float
-    schedule: tuple[tuple[tuple[int, int], ...], ...]  # per wave: (slice, side) pairs, 1-based
+    # per wave: (slice, side) pairs, 1-based; empty when slices x sides > SCHEDULE_LIMIT
+    schedule: tuple[tuple[tuple[int, int], ...], ...]
 
     def _title(self) -> str:
         return (
@@ -60,10 +64,14 @@ def toast(
     best_waves = max(math.ceil(slices * sides / capacity), sides)
     # Round-robin schedule: side-fryings in order slice-major per side, spread over waves,
     # which never puts one slice in the pan twice in one wave when slices >= capacity.
-    units = [(s + 1, side + 1) for side in range(sides) for s in range(slices)]
-    waves: list[list[tuple[int, int]]] = [[] for _ in range(best_waves)]
-    for i, unit in enumerate(units):
-        waves[i // capacity if slices >= capacity else i % best_waves].append(unit)
+    # The times are arithmetic on Python ints (any size); listing the schedule costs memory
+    # in proportion to slices x sides, so only puzzles a person could read get one.
+    waves: list[list[tuple[int, int]]] = []
+    if slices * sides <= SCHEDULE_LIMIT:
+        units = [(s + 1, side + 1) for side in range(sides) for s in range(slices)]
+        waves = [[] for _ in range(best_waves)]
+        for i, unit in enumerate(units):
+            waves[i // capacity if slices >= capacity else i % best_waves].append(unit)
     return ToastResult(
         slices=slices,
         capacity=capacity,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from ..core._validate import describe
 from ._check import CheckResult, Mistake, Task, evaluate
 from ._registry import all_tasks
 
@@ -37,8 +38,13 @@ def task(task_id: str) -> Task:
 
 def check(task_id: str, answer: Any = ..., **params: Any) -> CheckResult:
     """Check ``answer`` to exercise ``task_id``; keyword arguments change the task's inputs."""
+    if not isinstance(task_id, str) or len(task_id) > 100:
+        shown = describe(task_id)
+        return CheckResult(
+            "?", "invalid", f"the task id must be text such as '01.flops' (got {shown}).", answer=answer
+        )
     try:
         t = task(task_id)
     except KeyError as exc:
-        return CheckResult(str(task_id), "invalid", str(exc.args[0]), answer=answer)
+        return CheckResult(task_id[:40], "invalid", str(exc.args[0]), answer=answer)
     return evaluate(t, answer, params)

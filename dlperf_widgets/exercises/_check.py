@@ -10,10 +10,13 @@ wrong answers all come back as a :class:`CheckResult` that says what to do next.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import math
 import numbers
-from collections.abc import Callable, Mapping
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,7 +180,13 @@ def _describe(value: Any) -> str:
         return f"an array of shape {value.shape}"
     if isinstance(value, ResultMixin):
         return f"a whole {type(value).__name__} result"
-    return f"{value!r}" if len(repr(value)) <= 40 else f"a {type(value).__name__}"
+    if isinstance(value, int) and value.bit_length() > 128:
+        return f"an integer with about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
+        text = repr(value)
+    except Exception:
+        text = ""
+    return text if 0 < len(text) <= 40 else f"a {type(value).__name__}"
 
 
 def _as_number(value: Any, unit: str) -> float:
@@ -191,18 +200,21 @@ def _as_number(value: Any, unit: str) -> float:
         )
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise _Unusable(f"the answer must be {what} (got {_describe(value)})")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an int with hundreds of digits
+        raise _Unusable(f"the answer is too large to be {what} (got {_describe(value)})") from None
     if math.isnan(x) or math.isinf(x):
         raise _Unusable(f"the answer must be a finite number (got {x!r})")
     if x < 0:
-        raise _Unusable(f"the answer must not be negative (got {value!r})")
+        raise _Unusable(f"the answer must not be negative (got {_describe(value)})")
     return x
 
 
 def _as_integer(value: Any, unit: str) -> int:
     x = _as_number(value, unit)
     if x != round(x):
-        raise _Unusable(f"the answer must be a whole number (got {value!r})")
+        raise _Unusable(f"the answer must be a whole number (got {_describe(value)})")
     return round(x)
 
 
@@ -223,7 +235,7 @@ def _as_choice(value: Any, choices: tuple[str, ...]) -> str:
     for c in choices:
         if text == _normalise_choice(c):
             return c
-    raise _Unusable(f"the answer must be one of {_quote(choices)} (got {value!r})")
+    raise _Unusable(f"the answer must be one of {_quote(choices)} (got {_describe(value)})")
 
 
 def _quote(choices: tuple[str, ...]) -> str:
@@ -258,8 +270,57 @@ def _show(task: Task, value: Any) -> str:
     return format_quantity(float(value), task.unit)
 
 
+CHECK_SECONDS = 5.0
+"""Longest a check may compute before it gives up (parameters that make the core work hard)."""
+
+
+class _TooSlow(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise _TooSlow after ``seconds`` (main thread on Unix; elsewhere no limit is set)."""
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def _stop(signum: int, frame: Any) -> None:
+        raise _TooSlow
+
+    previous = signal.signal(signal.SIGALRM, _stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckResult:
-    """Check ``answer`` for ``task`` with ``overrides`` applied to its parameters."""
+    """Check ``answer`` for ``task`` with ``overrides`` applied to its parameters.
+
+    Never raises and never runs longer than :data:`CHECK_SECONDS`: whatever goes wrong comes
+    back as an 'invalid' :class:`CheckResult` with one sentence.
+    """
+    try:
+        with _time_limit(CHECK_SECONDS):
+            return _evaluate(task, answer, overrides)
+    except _TooSlow:
+        message = (
+            f"{task.id} cannot be checked with these parameters: the model took more than "
+            f"{CHECK_SECONDS:g} s; try smaller values."
+        )
+    except MemoryError:
+        message = f"{task.id} cannot be checked with these parameters: they need too much memory."
+    except Exception as exc:  # a check must answer, whatever the answer or the parameters
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        message = f"{task.id} cannot be checked with these parameters ({reason.rstrip('.')})."
+    return CheckResult(task.id, "invalid", message, answer=answer)
+
+
+def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckResult:
     unknown = sorted(set(overrides) - set(task.params))
     if unknown:
         return CheckResult(
@@ -289,11 +350,12 @@ def evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckResu
     params = {**task.params, **overrides}
     try:
         expected = task.expected(params)
-    except (ValueError, TypeError, KeyError) as exc:  # InvalidParameter is a ValueError
+    except (ValueError, TypeError, KeyError, ArithmeticError) as exc:  # InvalidParameter too
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
         return CheckResult(
             task.id,
             "invalid",
-            f"{task.id} cannot be checked with these parameters: {str(exc).rstrip('.')}.",
+            f"{task.id} cannot be checked with these parameters: {reason.rstrip('.')}.",
             answer=answer,
         )
     if _matches(task, given, expected):
