@@ -18,29 +18,9 @@ from ._optional import require
 from .commands import execute
 from .core.errors import DlperfError
 from .core.results import to_jsonable
+from .display import Html, error_html
 
 __all__ = ["dlperf_magic", "load_ipython_extension", "run_line"]
-
-
-class _Html:
-    """A displayable object with both a text and an HTML form."""
-
-    def __init__(self, text: str, markup: str) -> None:
-        self.text = text
-        self.markup = markup
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def _repr_html_(self) -> str:
-        return self.markup
-
-
-def error_html(message: str) -> _Html:
-    return _Html(
-        f"error: {message}",
-        f"<div class='dlperf-error' style='color:#c0392b'>error: {html.escape(message)}</div>",
-    )
 
 
 def run_line(line: str) -> Any:
@@ -55,7 +35,7 @@ def run_line(line: str) -> Any:
             command, result, as_json = execute(argv, prog="%dlperf")
     except SystemExit:  # --help, --version: argparse printed into buf
         text = buf.getvalue()
-        return _Html(text, f"<pre>{html.escape(text)}</pre>")
+        return Html(text, f"<pre>{html.escape(text)}</pre>")
     except DlperfError as exc:
         return error_html(str(exc))
     except Exception as exc:  # a bug of ours: still one line in the cell, never a traceback
@@ -64,12 +44,12 @@ def run_line(line: str) -> Any:
         )
     if as_json:
         text = json.dumps(to_jsonable(result), indent=2)
-        return _Html(text, f"<pre>{html.escape(text)}</pre>")
+        return Html(text, f"<pre>{html.escape(text)}</pre>")
     if hasattr(result, "_repr_html_"):
         return result
     if isinstance(result, list) and command.render is not None:
         text = command.render(result)
-        return _Html(text, f"<pre>{html.escape(text)}</pre>")
+        return Html(text, f"<pre>{html.escape(text)}</pre>")
     return result
 
 

@@ -5,6 +5,7 @@ Everything a widget shows, a notebook prints or the CLI reports is computed here
 
 from __future__ import annotations
 
+from . import checklists  # noqa: F401  (registers the layer findings with core.layers)
 from .alignment import Finding, alignment_findings, next_multiple
 from .dtypes import Dtype, dtype, dtype_names
 from .errors import DlperfError, InvalidParameter, MissingDependency, UnknownGPU

@@ -24,7 +24,7 @@ from typing import Any
 from .alignment import Finding, alignment_findings, next_multiple
 from .dtypes import Dtype
 from .gpus import Gpu
-from .layers import LAYER_KINDS, build_passes, resolve_options, total_time
+from .layers import LAYER_KINDS, build_passes, register_findings, resolve_options, total_time
 from .memlimited import PassResult
 
 __all__ = [
@@ -429,6 +429,9 @@ def layer_findings(
     if LAYER_KINDS[kind].category == "memory":
         return memory_limited_checklist(kind, opts, d, g, passes)
     return []
+
+
+register_findings(layer_findings)
 
 
 # -- whole-model advice ------------------------------------------------------------------

@@ -20,9 +20,10 @@ GEMM mappings (A is M x K, B is K x N, C is M x N; FLOPs 2 M N K):
   are modelled as direct, memory-limited kernels rather than GEMMs. Two refinements, both
   modelling choices: (1) implicit GEMM never builds the unrolled C*R*S matrix, so bytes
   are those of the real tensors (input, filter, output) rather than of the GEMM operands;
-  (2) with stride s only about ceil(R/s) filter rows reach a given input pixel in dgrad
-  (strided dgrad splits into s x s smaller convolutions), so dgrad's K is
-  K*ceil(R/s_h)*ceil(S/s_w). The Tensor Core alignment rule is applied to the channel
+  (2) the guide's dgrad (M = N*H*W, K = K*R*S) holds for stride 1; with stride s only
+  about R*S/s^2 filter taps reach a given input pixel, and the exact work equals the
+  forward pass's (every forward multiply-add has one partner in dgrad), so dgrad is
+  modelled as M = N*P*Q, N = C, K = K*R*S, the same FLOPs as forward. The Tensor Core alignment rule is applied to the channel
   counts (the vectorised dimension of NHWC data), and C = 4 in NHWC counts as aligned:
   the slides' Figure 8 shows specialized C = 4 first-layer kernels.
   Layout: Tensor Core convolutions work on NHWC; with ``layout='nchw'`` each pass also
@@ -51,7 +52,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -486,14 +487,18 @@ def _conv2d(o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResult]:
         )
     ]
     if o["training"] and o["input_grad"]:
-        rk, sk = math.ceil(r / sh), math.ceil(s / sw)
+        # The input gradient is the transposed convolution of dy: each multiply-add of the
+        # forward pass has exactly one partner, so it is the forward GEMM with N and K
+        # exchanged (M = N*P*Q output pixels, K = K*R*S per group), for any stride. Sizing
+        # it over every input pixel with ceil(R/s) x ceil(S/s) taps overcounts strided
+        # convolutions (4x for a 1x1 stride-2 one).
         passes.append(
             _gemm_pass(
                 "conv2d",
                 "dgrad",
-                n * h * w,
+                n * p * q,
                 cg,
-                kg * rk * sk,
+                kg * r * s,
                 d,
                 g,
                 batch=groups,
@@ -755,6 +760,16 @@ class LayerResult(ResultMixin):
         return out
 
 
+# The checklists (core.checklists) build on this module's passes, so this module does not
+# import them; they register their finder here when imported (core/__init__ imports them).
+_FINDINGS: list[Callable[..., list[Finding]]] = []
+
+
+def register_findings(finder: Callable[..., list[Finding]]) -> None:
+    """Use ``finder(kind, options, dtype, gpu, passes)`` for :func:`layer`'s findings."""
+    _FINDINGS[:] = [finder]
+
+
 def total_time(passes: Sequence[PassResult]) -> float:
     return float(sum(p.predicted_time_s for p in passes))
 
@@ -783,10 +798,8 @@ def layer(
     g.peak_flops(d)  # the standard message if the GPU does not run this dtype
     passes = build_passes(spec.name, opts, d, g)
     found: list[Finding] = []
-    if findings:
-        from .checklists import layer_findings  # checklists import this module
-
-        found = layer_findings(spec.name, opts, d, g, passes)
+    if findings and _FINDINGS:
+        found = _FINDINGS[0](spec.name, opts, d, g, passes)
     longest = max(passes, key=lambda p: p.predicted_time_s)
     return LayerResult(
         layer=spec.name,

@@ -17,6 +17,7 @@ import shlex
 from typing import Any
 
 from ..core.errors import DlperfError
+from ..display import error_html
 from .device import DEVICES
 from .timing import time_callable
 
@@ -54,8 +55,6 @@ def parse_options(line: str) -> argparse.Namespace:
 def dlperf_time_cell(line: str, cell: str | None = None) -> Any:
     """%%dlperf_time [--repeats N] [--warmup N] [--device auto|cpu|cuda] [--no-flush]
     [--flops F] [--bytes B] [--label TEXT]: time the cell's code (median of the repeats)."""
-    from ..magics import error_html
-
     try:
         opts = parse_options(line)
     except DlperfError as exc:

@@ -379,3 +379,22 @@ def test_cnn_first_conv_can_skip_dgrad():
     assert len([p for p in from_data if p[1] == "wgrad"]) == 2
     block = passes(cnn(spec))  # a block from inside a network: every conv keeps its dgrad
     assert len([p for p in block if p[1] == "dgrad"]) == 2
+
+
+def test_strided_conv_dgrad_equals_the_forward_work() -> None:
+    """A stride-2 convolution's input gradient does the forward's multiply-adds, not more
+    (exact count: each forward MAC has one partner in dgrad; 1x1 stride 2 was 4x before)."""
+    for k, stride in ((1, 2), (3, 2), (7, 2), (3, 1)):
+        r = layer(
+            "conv2d",
+            batch=2,
+            in_channels=64,
+            out_channels=128,
+            height=56,
+            width=56,
+            kernel_size=k,
+            stride=stride,
+            padding=k // 2,
+            layout="nhwc",
+        )
+        assert r.pass_named("dgrad").flops == r.pass_named("forward").flops
