@@ -37,7 +37,7 @@ import numpy as np
 from ._validate import check_choice, check_int
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
-from .gemm import gemm
+from .gemm import gemm_sweep
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .memlimited import memory_pass
@@ -295,28 +295,20 @@ class DecodeResult(ResultMixin):
         return {k: v / self.capacity_bytes for k, v in self.memory_parts.items()}
 
 
-def _skinny_math_time_s(rows: int, n: int, k: int, g: Gpu) -> float:
-    """Math time of a GEMM with few rows (decode), from the GEMM model.
+def _skinny_rows(rows: int) -> int:
+    """Rows at which a decode GEMM is priced by the GEMM model (its smallest tile's height).
 
     The GEMM model pads M to its smallest tile (64 rows). Kernels for skinny GEMMs and
     GEMVs pad only to the Tensor Core instruction's M of 16 rows (PTX ISA, mma.m16n8k16),
-    so below 64 rows the math time of 64 rows is scaled to the rows actually padded.
+    so below 64 rows the math time of 64 rows is scaled by :func:`_skinny_scale`.
     """
+    return rows if rows >= SKINNY_TILE_ROWS else SKINNY_TILE_ROWS
+
+
+def _skinny_scale(rows: int) -> float:
     if rows >= SKINNY_TILE_ROWS:
-        return float(gemm(rows, n, k, dtype="fp16", gpu=g).math_time_s)
-    padded = math.ceil(rows / MMA_ROWS) * MMA_ROWS
-    full = gemm(SKINNY_TILE_ROWS, n, k, dtype="fp16", gpu=g).math_time_s
-    return float(full) * padded / SKINNY_TILE_ROWS
-
-
-def _attention_gemms(spec: LlmSpec, rows: int, keys: int, batch: int, g: Gpu) -> list[Any]:
-    """QK^T and PV of one layer: per KV head, ``rows`` queries against ``keys`` keys."""
-    group = spec.heads // spec.kv_heads
-    bh = batch * spec.kv_heads
-    return [
-        gemm(rows * group, keys, spec.head_dim, dtype="fp16", gpu=g, batch=bh),
-        gemm(rows * group, spec.head_dim, keys, dtype="fp16", gpu=g, batch=bh),
-    ]
+        return 1.0
+    return math.ceil(rows / MMA_ROWS) * MMA_ROWS / SKINNY_TILE_ROWS
 
 
 def llm_inference(
@@ -353,35 +345,37 @@ def llm_inference(
     kv_token = kv_cache_bytes(spec, context=1, batch=1, kv_dtype=kd)
     kv_total = kv_token * c * b
 
+    # One vectorised call of the GEMM model prices every GEMM of both phases.
     # Prefill: linear GEMMs with M = batch x prompt; attention over the prompt (fused, so no
     # N x N traffic; the causal mask's halving is not modelled); the LM head for the last
-    # token of each sequence only.
+    # token of each sequence only. Decode: the same linears and LM head with M = batch
+    # (skinny: see _skinny_rows); attention of one query row per sequence over its cache.
     lin = spec.linears()
-    prefill_t = 0.0
-    prefill_f = 0.0
-    for _, n, k in lin:
-        r = gemm(b * p, n, k, dtype="fp16", gpu=g)
-        prefill_t += spec.layers * r.predicted_time_s
-        prefill_f += spec.layers * r.flops
-    for r in _attention_gemms(spec, p, p, b, g):
-        prefill_t += spec.layers * max(r.math_time_s, r.predicted_time_s)
-        prefill_f += spec.layers * r.flops
-    head = gemm(b, spec.vocab, spec.hidden, dtype="fp16", gpu=g)
-    prefill_t += head.predicted_time_s
-    prefill_f += head.flops
-
-    # Decode step: GEMMs with M = batch; attention reads each sequence's whole cache.
-    math_t = 0.0
-    dec_f = 0.0
-    for _, n, k in lin:
-        r = gemm(b, n, k, dtype="fp16", gpu=g)
-        math_t += spec.layers * _skinny_math_time_s(b, n, k, g)
-        dec_f += spec.layers * r.flops
-    for r in _attention_gemms(spec, 1, c, b, g):
-        math_t += spec.layers * r.math_time_s
-        dec_f += spec.layers * r.flops
-    math_t += _skinny_math_time_s(b, spec.vocab, spec.hidden, g)
-    dec_f += head.flops
+    group = spec.heads // spec.kv_heads
+    bkv = b * spec.kv_heads
+    hd = spec.head_dim
+    skinny = _skinny_rows(b)
+    rows = [(b * p, n, k, 1, spec.layers) for _, n, k in lin]
+    rows += [(p * group, p, hd, bkv, spec.layers), (p * group, hd, p, bkv, spec.layers)]
+    rows += [(b, spec.vocab, spec.hidden, 1, 1)]
+    rows += [(skinny, n, k, 1, spec.layers) for _, n, k in lin]
+    rows += [(group, c, hd, bkv, spec.layers), (group, hd, c, bkv, spec.layers)]
+    rows += [(skinny, spec.vocab, spec.hidden, 1, 1)]
+    m_, n_, k_, bt_, count = (np.array(col, dtype=np.int64) for col in zip(*rows, strict=True))
+    sw = gemm_sweep(m_, n_, k_, batch=bt_, dtype="fp16", gpu=g)
+    flops = np.asarray(sw.flops) * count
+    pre = slice(0, 7)
+    prefill_t = float((np.asarray(sw.predicted_time_s) * count)[pre].sum())
+    prefill_f = float(flops[pre].sum())
+    math_each = np.asarray(sw.math_time_s) * count
+    # Skinny rows were priced at the model's smallest tile; scale to the rows padded.
+    scale = np.ones(len(rows))
+    scale[[7, 8, 9, 10, 13]] = _skinny_scale(b)
+    math_t = float((math_each * scale)[7:].sum())
+    dec_lin = [(b, n, k) for _, n, k in lin] + [(b, spec.vocab, spec.hidden)]
+    dec_f = float(flops[11:13].sum())
+    dec_f += sum(2.0 * mm * nn * kk * (spec.layers if i < 4 else 1)
+                 for i, (mm, nn, kk) in enumerate(dec_lin))  # fmt: skip
     dequant_t = 0.0
     if wd in ("int8", "int4"):
         dq_flops = DEQUANT_FLOPS_PER_WEIGHT * spec.linear_params * math.ceil(b / DEQUANT_ROWS)
