@@ -47,6 +47,7 @@ __all__ = [
     "FUSABLE_OPS",
     "AttentionResult",
     "FusionResult",
+    "GRAPH_NODE_S",
     "LaunchResult",
     "attention",
     "flash_attention_elements",
@@ -75,10 +76,10 @@ CHAINS: dict[str, tuple[str, ...]] = {
     "SwiGLU gate: sigmoid, scale, multiply": ("sigmoid", "scale", "add"),
 }
 
-# Where graphs are used, the host launches a whole graph once; each node still starts on the
+# In a CUDA graph the host launches the whole graph once; each kernel still starts on the
 # device. The CUDA.jl documentation ("Graphs") measures 80 small broadcast kernels at 260 us
-# launched one by one and 70 us as one graph: under 1 us per kernel including its work.
-GRAPH_LAUNCH_S = 5e-6
+# launched one by one and 70 us as one graph: under 1 us per kernel, its work included.
+GRAPH_NODE_S = 1e-6
 
 
 def _launch_overhead_s() -> float:
@@ -121,11 +122,12 @@ def parse_chain(ops: str | Sequence[str]) -> tuple[str, ...]:
 class LaunchResult(ResultMixin):
     """A sequence of kernels launched one by one from the host, or as one CUDA graph.
 
-    ``work_time_s`` is the sum of the kernels' own (predicted) times. Launched one by one
-    the host submits a kernel every ``launch_overhead_s`` at best, so each kernel takes
-    max(its work, the launch overhead): ``eager_time_s``. As a graph the host launches once
-    and the kernels run back to back: ``graph_time_s``. ``launch_bound`` says whether the
-    host, not the GPU, sets the pace eagerly.
+    ``work_time_s`` is the sum of the kernels' work (their bandwidth or math time, without
+    any launch cost). Launched one by one the host submits a kernel every
+    ``launch_overhead_s`` at best, so each kernel takes max(its work, the launch overhead):
+    ``eager_time_s``. As a graph the host launches once and each kernel costs its work, but
+    at least :data:`GRAPH_NODE_S` on the device: ``graph_time_s``. ``launch_bound`` says
+    whether the host, not the GPU, sets the pace eagerly.
     """
 
     kernels: int
@@ -151,8 +153,8 @@ def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = No
     """Eager vs graph time of kernels with the given work times (seconds, one per kernel).
 
     >>> r = launch_overhead([1e-6] * 10, launch_overhead_s=5e-6)
-    >>> round(r.eager_time_s * 1e6), r.launch_bound
-    (50, True)
+    >>> round(r.eager_time_s * 1e6), round(r.graph_time_s * 1e6), r.launch_bound
+    (50, 15, True)
     """
     t = np.atleast_1d(np.asarray(kernel_times_s, dtype=np.float64))
     if t.size == 0 or t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
@@ -167,7 +169,7 @@ def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = No
     )
     work = float(t.sum())
     eager = float(np.maximum(t, over).sum())
-    graph = GRAPH_LAUNCH_S + work
+    graph = over + float(np.maximum(t, GRAPH_NODE_S).sum())
     return LaunchResult(
         kernels=int(t.size),
         launch_overhead_s=over,
@@ -179,14 +181,19 @@ def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = No
     )
 
 
+def _work_s(p: PassResult) -> float:
+    """A kernel's work: its math or memory time, whichever is longer (no launch cost)."""
+    return max(p.math_time_s, p.memory_time_s)
+
+
 @dataclass(frozen=True)
 class FusionResult(ResultMixin):
     """A chain of memory-bound ops run as separate kernels vs fused into one.
 
     ``bytes_*`` count DRAM traffic (the kit's convention of core.memlimited);
     ``ideal_time_*_s`` is that traffic over the datasheet bandwidth (the guide's ideal);
-    ``time_*_s`` is the model's prediction; ``eager_time_*_s`` adds the launch overhead
-    (see :class:`LaunchResult`). ``passes`` are the unfused kernels, ``fused`` the one kernel.
+    ``time_*_s`` is the model's prediction; ``eager_time_*_s`` takes each kernel's work or
+    the host's launch overhead, whichever is longer (:class:`LaunchResult`). ``passes`` are the unfused kernels, ``fused`` the one kernel.
     """
 
     ops: tuple[str, ...]
@@ -225,6 +232,11 @@ class FusionResult(ResultMixin):
     def _title(self) -> str:
         return f"fusing {' -> '.join(self.ops)} on {self.gpu} ({self.dtype})"
 
+    @property
+    def launch_unfused(self) -> LaunchResult:
+        """The unfused kernels launched one by one or as a CUDA graph."""
+        return launch_overhead([_work_s(p) for p in self.passes])
+
 
 def fusion_chain(
     ops: str | Sequence[str],
@@ -260,8 +272,8 @@ def fusion_chain(
     fused_bytes = n * ((external_reads + 1) * b + extra)
     fused = memory_pass("+".join(chain), "forward", "elementwise", flops, fused_bytes, g, d)
     t_unfused = sum(p.predicted_time_s for p in passes)
-    eager_unfused = launch_overhead([p.predicted_time_s for p in passes]).eager_time_s
-    eager_fused = launch_overhead([fused.predicted_time_s]).eager_time_s
+    eager_unfused = launch_overhead([_work_s(p) for p in passes]).eager_time_s
+    eager_fused = launch_overhead([_work_s(fused)]).eager_time_s
     bytes_unfused = sum(p.bytes for p in passes)
     return FusionResult(
         ops=chain,
@@ -280,7 +292,7 @@ def fusion_chain(
         time_fused_s=fused.predicted_time_s,
         eager_time_unfused_s=eager_unfused,
         eager_time_fused_s=eager_fused,
-        speedup=eager_unfused / eager_fused,
+        speedup=t_unfused / fused.predicted_time_s,
         passes=tuple(passes),
         fused=fused,
     )
