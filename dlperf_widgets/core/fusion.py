@@ -45,9 +45,9 @@ from .results import ResultMixin
 __all__ = [
     "CHAINS",
     "FUSABLE_OPS",
+    "GRAPH_NODE_S",
     "AttentionResult",
     "FusionResult",
-    "GRAPH_NODE_S",
     "LaunchResult",
     "attention",
     "flash_attention_elements",
