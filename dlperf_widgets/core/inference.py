@@ -49,6 +49,7 @@ __all__ = [
     "WEIGHT_DTYPES",
     "DecodeResult",
     "LlmSpec",
+    "generation_latency_s",
     "kv_cache_bytes",
     "llm",
     "llm_inference",
@@ -432,3 +433,28 @@ def llm_inference(
         ideal_decode_step_s=ideal_step,
         memory_parts={"weights": wbytes, "KV cache": kv_total},
     )
+
+
+def generation_latency_s(
+    model: str | LlmSpec = "llama-2-7b",
+    *,
+    gpu: str | Gpu = "A100",
+    batch: int = 1,
+    prompt_len: int = 128,
+    output_len: int = 20,
+    weight_dtype: str = "fp16",
+    kv_dtype: str = "fp16",
+) -> float:
+    """Predicted time for ``batch`` requests of ``prompt_len`` tokens to produce ``output_len``
+    tokens each: prefill (the first token), then ``output_len - 1`` decode steps, priced at
+    the mean context of the generation.
+    """
+    out = check_int("output_len", output_len, allow_array=False, maximum=1 << 20)
+    p = check_int("prompt_len", prompt_len, allow_array=False, maximum=1 << 22)
+    first = llm_inference(model, gpu=gpu, batch=batch, context=p, weight_dtype=weight_dtype,
+                          kv_dtype=kv_dtype)  # fmt: skip
+    if out == 1:
+        return first.time_to_first_token_s
+    mid = llm_inference(model, gpu=gpu, batch=batch, context=p + out // 2, prompt_len=p,
+                        weight_dtype=weight_dtype, kv_dtype=kv_dtype)  # fmt: skip
+    return first.time_to_first_token_s + (out - 1) * mid.decode_step_s

@@ -139,3 +139,39 @@ def test_bad_input_one_sentence(kwargs, message):
 def test_models_cite_their_source():
     """Every preset names the config it was copied from."""
     assert all(s.source for s in MODELS.values())
+
+
+# NVIDIA NeMo Framework user guide, "Llama-2 Results", inference configuration 1: batch 1 or
+# 8, 128 input tokens, 20 output tokens, one GPU (TP = PP = 1): average latency in ms.
+NEMO_LLAMA2_7B_MS = {
+    ("A100-SXM4-80GB", 1): 234.0,
+    ("A100-SXM4-80GB", 8): 329.5,
+    ("H100-SXM", 1): 153.8,
+    ("H100-SXM", 8): 199.2,
+}
+
+
+def _latency(gpu_name, batch):
+    from dlperf_widgets.core.inference import generation_latency_s
+
+    return generation_latency_s("llama-2-7b", gpu=gpu_name, batch=batch, prompt_len=128,
+                                output_len=20)  # fmt: skip
+
+
+def test_published_latencies_bound_the_prediction():
+    """The published end-to-end latencies (which include the serving software's overheads)
+    are longer than the model's prediction, by less than 2.5x."""
+    for (g, b), ms in NEMO_LLAMA2_7B_MS.items():
+        ratio = ms * 1e-3 / _latency(g, b)
+        assert 1.0 < ratio < 2.5, (g, b, ratio)
+
+
+def test_published_gpu_and_batch_ratios():
+    """Relative figures the model must reproduce from the published table: A100 vs H100 at
+    batch 1 (published 1.52x) within 15 %, and batch 8 vs batch 1 on each GPU (published
+    1.41x and 1.30x) within 20 %: decode streams the weights once whatever the batch."""
+    gpu_ratio = _latency("A100-SXM4-80GB", 1) / _latency("H100-SXM", 1)
+    assert gpu_ratio == pytest.approx(234.0 / 153.8, rel=0.15)
+    for g in ("A100-SXM4-80GB", "H100-SXM"):
+        published = NEMO_LLAMA2_7B_MS[(g, 8)] / NEMO_LLAMA2_7B_MS[(g, 1)]
+        assert _latency(g, 8) / _latency(g, 1) == pytest.approx(published, rel=0.2), g
