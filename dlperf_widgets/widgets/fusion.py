@@ -79,6 +79,13 @@ class FusionExplorer(Explorer):
                 self.controls["preset"].value = _CUSTOM
         super()._on_change(change)
 
+    def _leaves_preset(self, name: str) -> bool:
+        """Only editing the ops by hand leaves a preset chain; size, dtype and GPU keep it."""
+        return name == "ops"
+
+    def _refresh_dtypes(self, gpu_name: str) -> None:
+        """The dtype list is the element-wise formats, whatever the GPU."""
+
     def _compute(self) -> FusionResult:
         c = self.controls
         return fusion_chain(

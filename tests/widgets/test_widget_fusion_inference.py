@@ -53,6 +53,18 @@ def test_fusion_bad_input_is_inline_and_keeps_the_result(
     assert error_count(w) == 0
 
 
+def test_fusion_size_and_gpu_keep_the_preset(close_after):
+    """Changing the tensor size or the GPU keeps the chosen chain and the dtype list."""
+    w = FusionExplorer()
+    close_after(w)
+    preset = w.controls["preset"].value
+    w.controls["elements"].value = "1048576"
+    w.controls["gpu"].value = "H100-SXM"
+    assert w.controls["preset"].value == preset
+    assert list(w.controls["dtype"].options) == ["fp16", "bf16", "fp32"]
+    assert w.result.gpu == "H100-SXM" and w.result.elements == 1048576
+
+
 def test_fusion_elements_move_blits(close_after):
     """Changing the tensor size moves points only: a blit, no full redraw."""
     w = FusionExplorer()
