@@ -27,12 +27,15 @@ from typing import Any
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+from dlperf_widgets.core.fusion import CHAINS as FUSION_CHAINS
 from dlperf_widgets.core.gpus import gpu, gpu_names
 from dlperf_widgets.widgets import (
     DimensionSweep,
     FormatExplorer,
+    FusionExplorer,
     GemmExplorer,
     GpuCard,
+    InferenceExplorer,
     LayerChecklist,
     LossScalingExplorer,
     MemoryCalculator,
@@ -183,6 +186,31 @@ def cases(n: int) -> list[tuple[str, Callable[[], Any], list[tuple[str, Any]]]]:
             "SparsityExplorer: drag N",
             lambda: SparsityExplorer(),
             [("n", 256 + 128 * i) for i in range(n)],
+        ),
+        (
+            "FusionExplorer: elements",
+            lambda: FusionExplorer(),
+            [("elements", str(4096 * (1 + 37 * i))) for i in range(n)],
+        ),
+        (
+            "FusionExplorer: chain",
+            lambda: FusionExplorer(),
+            [("preset", c) for c in _cycle(list(FUSION_CHAINS), n)],
+        ),
+        (
+            "InferenceExplorer: batch",
+            lambda: InferenceExplorer(),
+            [("batch", str(1 + 7 * i)) for i in range(n)],
+        ),
+        (
+            "InferenceExplorer: model",
+            lambda: InferenceExplorer(),
+            [("model", m) for m in _cycle(["llama-2-70b", "llama-3-8b", "mistral-7b"], n)],
+        ),
+        (
+            "InferenceExplorer: context",
+            lambda: InferenceExplorer(gpu="H100"),
+            [("context", str(256 * (1 + i))) for i in range(n)],
         ),
     ]
 

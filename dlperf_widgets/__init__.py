@@ -55,6 +55,14 @@ _LAZY: dict[str, str] = {
     "NetworkBreakdown": "dlperf_widgets.widgets",
     "SparsityExplorer": "dlperf_widgets.widgets",
     "Predict": "dlperf_widgets.widgets",
+    # beyond the guides: fusion and LLM inference
+    "fusion_chain": "dlperf_widgets.core.fusion",
+    "attention": "dlperf_widgets.core.fusion",
+    "launch_overhead": "dlperf_widgets.core.fusion",
+    "llm_inference": "dlperf_widgets.core.inference",
+    "kv_cache_bytes": "dlperf_widgets.core.inference",
+    "FusionExplorer": "dlperf_widgets.widgets",
+    "InferenceExplorer": "dlperf_widgets.widgets",
 }
 
 __all__ = [

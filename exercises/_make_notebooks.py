@@ -734,6 +734,182 @@ def nb09():  # type: ignore[no-untyped-def]
     ]
 
 
+def nb10():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 10: fusion and the launch-bound regime\n\n"
+            "Goes with `notebooks/10_fusion_and_launch_overhead.ipynb`. Everything here is "
+            "arithmetic on the kit's counts; no GPU is needed."
+        ),
+        md(HOW),
+        setup(SETUP + "from dlperf_widgets.core.fusion import attention, fusion_chain"),
+        md(
+            "## Task 1: what a fused chain moves\n\n"
+            "After an MLP's first GEMM come a bias add, GELU, and (in some blocks) a residual "
+            "add, over 16 Mi FP16 values (16 × 2**20). Fused into one kernel, how many bytes "
+            "does the chain read and write in DRAM? (Check with `fusion_chain`.)"
+        ),
+        answer(
+            "fused_bytes",
+            "bytes",
+            "fused_bytes",
+            "fused_bytes = 3 * 16 * 2**20 * 2  # read x and the residual, write the output",
+        ),
+        test("10.fused_bytes", "fused_bytes"),
+        md(
+            "## Task 2: standard attention's traffic\n\n"
+            "One attention head with N = 2048 and d = 64 in FP16, computed the standard way "
+            "(S = QKᵀ, P = softmax(S), O = PV as three kernels). How many bytes cross HBM?"
+        ),
+        answer(
+            "std_bytes",
+            "bytes",
+            "std_bytes",
+            "n, d = 2048, 64\nstd_bytes = (4 * n * d + 4 * n * n) * 2",
+        ),
+        test("10.standard_attention_bytes", "std_bytes"),
+        md(
+            "## Task 3: the memory FlashAttention saves\n\n"
+            "Training with batch 8, 16 heads, N = 4096 in FP16: how many bytes does standard "
+            "attention keep for the backward pass in its probability matrices P (per layer)?"
+        ),
+        answer(
+            "saved",
+            "bytes",
+            "saved",
+            "saved = 8 * 16 * 4096 * 4096 * 2",
+        ),
+        test("10.saved_probabilities", "saved"),
+        code(
+            "a = attention(4096, head_dim=64, heads=16, batch=8)\n"
+            "print(f'FlashAttention keeps {a.saved_bytes_flash / 2**20:.0f} MiB instead')"
+        ),
+        md(
+            "## Task 4: launch-bound\n\n"
+            "A decode step of a small model launches 200 kernels, each with 1 µs of work; "
+            "launching one from the host takes 5 µs. How long does the step take launched "
+            "kernel by kernel?"
+        ),
+        answer(
+            "step_s",
+            "seconds",
+            "step_s",
+            "step_s = 200 * max(1e-6, 5e-6)",
+        ),
+        test("10.launch_bound_time", "step_s"),
+        md(
+            "## Task 5 (open): three cures\n\n"
+            "For the step of Task 4, compare fusing kernels, capturing the step in a CUDA graph "
+            "and doubling the batch. What does each remove, and which would you try first?"
+        ),
+        open_answer(
+            "open_cures",
+            "**Model answer.** The step is launch-bound: 200 × 5 µs = 1 ms of launches for "
+            "0.2 ms of work, so the GPU idles 80 % of the time. A CUDA graph submits the 200 "
+            "kernels with one launch and brings the step close to its work (about 0.2 ms plus "
+            "a little per kernel), with no change to the kernels: the cheapest first step. "
+            "Fusion removes kernels (and their DRAM round trips) and helps in both regimes, but "
+            "needs a compiler or hand-written kernels. Doubling the batch doubles each kernel's "
+            "work at the same launch cost: while the work stays under 5 µs the step takes the "
+            "same time for twice the tokens, so throughput doubles.",
+        ),
+    ]
+
+
+def nb11():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 11: LLM inference\n\n"
+            "Goes with `notebooks/11_llm_inference.ipynb`. Model shapes are in "
+            "`llm(name)` (layers, hidden, heads, kv_heads, head_dim, ffn, vocab)."
+        ),
+        md(HOW),
+        setup(
+            SETUP
+            + "from dlperf_widgets import gpu\n"
+            "from dlperf_widgets.core.inference import kv_cache_bytes, llm, llm_inference"
+        ),
+        md(
+            "## Task 1: the KV cache of a GQA model\n\n"
+            "Llama-3-8B has 32 layers, 32 query heads and 8 K/V heads of size 128. How many "
+            "bytes of FP16 KV cache does one token of one sequence take?"
+        ),
+        code("s = llm('llama-3-8b')\nprint(s.layers, s.heads, s.kv_heads, s.head_dim)"),
+        answer(
+            "kv_token",
+            "bytes",
+            "kv_token",
+            "kv_token = 2 * s.layers * s.kv_heads * s.head_dim * 2",
+        ),
+        test("11.kv_per_token", "kv_token"),
+        md(
+            "## Task 2: what limits batch × context\n\n"
+            "Llama-2-13B in FP16 on an A100-SXM4-80GB (80 GiB). How many sequences of 4096 "
+            "tokens can decode together before their KV caches and the weights overflow the "
+            "memory? (Ignore activations and workspace.)"
+        ),
+        answer(
+            "max_batch",
+            "an integer",
+            "max_batch",
+            "r = llm_inference('llama-2-13b', gpu='A100-SXM4-80GB', context=4096)\n"
+            "max_batch = int((gpu('A100-SXM4-80GB').memory_bytes - r.weight_bytes)\n"
+            "                // kv_cache_bytes('llama-2-13b', context=4096))",
+        ),
+        test("11.max_batch", "max_batch"),
+        md(
+            "## Task 3: decode at batch 1\n\n"
+            "If every decode step must read all of Llama-2-7B's FP16 weights at the "
+            "A100-80GB's datasheet bandwidth, how many tokens per second can one user get "
+            "at best? (The ideal: the model's prediction is lower.)"
+        ),
+        answer(
+            "tokens_per_s",
+            "tokens per second",
+            "tokens_per_s",
+            "r = llm_inference('llama-2-7b', gpu='A100-SXM4-80GB', context=1)\n"
+            "tokens_per_s = gpu('A100-SXM4-80GB').memory_bandwidth_bytes_per_s / r.decode_bytes",
+        ),
+        test("11.ideal_tokens_per_s", "tokens_per_s"),
+        md(
+            "## Task 4: where batching stops being free\n\n"
+            "With FP16 weights, at what batch does the weights' arithmetic intensity reach the "
+            "H100-SXM's FP16 ops:byte ratio?"
+        ),
+        answer(
+            "ridge",
+            "a batch size (a number)",
+            "ridge",
+            "ridge = gpu('H100-SXM').ops_per_byte('fp16') * 2 / 2",
+        ),
+        test("11.ridge_batch", "ridge"),
+        md(
+            "## Task 5: int4 weights\n\n"
+            "Weights stored in int4 with one FP16 scale per group of 64 weights: how many bits "
+            "are stored per weight?"
+        ),
+        answer("bits", "bits per weight", "bits", "bits = 4 + 16 / 64"),
+        test("11.int4_bits", "bits"),
+        md(
+            "## Task 6 (open): a chat service\n\n"
+            "You serve Llama-3-8B on one H100 to users who want at least 30 tokens/s each, with "
+            "4096-token contexts. Use `llm_inference` (or the widget of notebook 11) to find the "
+            "largest batch that meets the target in FP16, then with int4 weights and an FP8 KV "
+            "cache. Explain what limits each."
+        ),
+        open_answer(
+            "open_service",
+            "**Model answer.** Increase the batch until `tokens_per_s_per_user` falls below 30. "
+            "In FP16 the step streams 16 GB of weights plus batch × 512 MiB of KV cache; the KV "
+            "traffic grows with the batch and soon dominates, so the batch is set by bandwidth "
+            "(and, further on, by the memory for the caches). int4 weights shrink the fixed "
+            "part and an FP8 cache halves the per-sequence part, so more users fit in the same "
+            "step time; at large batch the dequantisation work and the arithmetic start to "
+            "count, and the memory capacity caps the batch × context.",
+        ),
+    ]
+
+
 BUILDERS = {
     "01": ("01_gemm_and_intensity_exercises.ipynb", nb01),
     "02": ("02_bounds_and_roofline_exercises.ipynb", nb02),
@@ -744,6 +920,8 @@ BUILDERS = {
     "07": ("07_mixed_precision_and_sparsity_exercises.ipynb", nb07),
     "08": ("08_memory_and_parallelism_exercises.ipynb", nb08),
     "09": ("09_measure_for_real_exercises.ipynb", nb09),
+    "10": ("10_fusion_and_launch_overhead_exercises.ipynb", nb10),
+    "11": ("11_llm_inference_exercises.ipynb", nb11),
 }
 
 

@@ -18,6 +18,8 @@ MODULES = (
     "tasks07",
     "tasks08",
     "tasks09",
+    "tasks10",
+    "tasks11",
 )
 
 

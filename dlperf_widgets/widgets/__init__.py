@@ -8,8 +8,10 @@ call's result as ``.result``. Bad input shows one inline message (CSS class
 
 from __future__ import annotations
 
+from .fusion import FusionExplorer
 from .gemm import GemmExplorer
 from .gpu import GpuCard
+from .inference import InferenceExplorer
 from .layers import LayerChecklist, NetworkBreakdown
 from .memory import MemoryCalculator
 from .precision import FormatExplorer, LossScalingExplorer
@@ -22,8 +24,10 @@ from .tiles import TileExplorer, WaveExplorer
 __all__ = [
     "DimensionSweep",
     "FormatExplorer",
+    "FusionExplorer",
     "GemmExplorer",
     "GpuCard",
+    "InferenceExplorer",
     "LayerChecklist",
     "LossScalingExplorer",
     "MemoryCalculator",

@@ -1,4 +1,4 @@
-"""Guards the curriculum map: every topic T01-T36 is taught in a notebook section that exists."""
+"""Guards the curriculum map: every topic (T01 onwards) is taught in a notebook section that exists."""
 
 from __future__ import annotations
 
@@ -22,10 +22,11 @@ def _tags(notebook: str) -> set[str]:
     return {t for c in nb.cells if c.cell_type == "markdown" for t in c.metadata.get("tags", [])}
 
 
-def test_map_lists_all_36_topics():
-    """The map has T01..T36, each once."""
+def test_map_lists_every_topic_once_in_order():
+    """The map has T01, T02, ... without gaps or repeats, at least up to T42."""
     ids = [r["id"] for r in _rows()]
-    assert ids == [f"T{i:02d}" for i in range(1, 37)]
+    assert len(ids) >= 42
+    assert ids == [f"T{i:02d}" for i in range(1, len(ids) + 1)]
 
 
 @pytest.mark.parametrize("row", _rows(), ids=lambda r: r["id"])

@@ -1,0 +1,484 @@
+"""Kernel fusion, attention's memory traffic and the launch-bound regime.
+
+Three models that go past the guides, each built on the kit's own time model (memory-bound
+kernels priced by :func:`~dlperf_widgets.core.memlimited.memory_pass`, GEMMs by
+:func:`~dlperf_widgets.core.gemm.gemm`):
+
+- **Fusion of a chain of element-wise and normalisation ops.** Run op by op, every kernel
+  reads its input from DRAM and writes its output back; fused into one kernel, the chain
+  reads its external inputs once and writes its final output once, and the intermediate
+  tensors never leave the chip. The per-op costs (operations, tensors read and written)
+  are those of :mod:`~dlperf_widgets.core.memlimited`.
+- **Attention, standard vs FlashAttention** (Dao et al., "FlashAttention: Fast and
+  Memory-Efficient Exact Attention with IO-Awareness", NeurIPS 2022). The standard
+  algorithm (the paper's Algorithm 0) writes the N x N score matrix S to HBM, reads it for
+  the softmax, writes P, and reads P again for P V: 4 N d + 4 N^2 elements per head. The
+  tiled algorithm (Algorithm 1) streams K and V once in blocks of B_c = ceil(M / 4d) rows
+  and, for each of the T_c = ceil(N / B_c) blocks, reads and writes the output and its
+  softmax statistics: Theta(N^2 d^2 / M) accesses for an SRAM of M elements (Theorem 2).
+- **Launch overhead.** Each kernel launched from the host costs a fixed time; when a
+  kernel's work is shorter than that, the GPU waits for the host (the launch-bound regime).
+  A CUDA graph submits a whole sequence with one launch (CUDA Programming Guide, "CUDA
+  Graphs"); fusion removes kernels altogether.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import assumptions
+from ._validate import check_int, check_number
+from .dtypes import Dtype
+from .dtypes import dtype as _dtype
+from .errors import InvalidParameter
+from .gemm import GemmResult, gemm
+from .gpus import Gpu
+from .gpus import gpu as _gpu
+from .memlimited import ELEMENTWISE_OPS, NORMALIZATION_OPS, PassResult, memory_pass
+from .results import ResultMixin
+
+__all__ = [
+    "CHAINS",
+    "FUSABLE_OPS",
+    "GRAPH_NODE_S",
+    "AttentionResult",
+    "FusionResult",
+    "LaunchResult",
+    "attention",
+    "flash_attention_elements",
+    "fusion_chain",
+    "launch_overhead",
+    "parse_chain",
+    "standard_attention_elements",
+]
+
+# Row-wise normalisations fuse with their neighbours when a row fits on chip (the persistent
+# variant of core.memlimited); batch norm needs a reduction over the whole batch first.
+_FUSABLE_NORMS = ("layernorm", "softmax")
+FUSABLE_OPS: tuple[str, ...] = (*ELEMENTWISE_OPS, *_FUSABLE_NORMS)
+
+# Chains a transformer block runs between its GEMMs (forward). Each reads a tensor the
+# preceding GEMM wrote; 'add'/'residual' read one more tensor of the same size.
+CHAINS: dict[str, tuple[str, ...]] = {
+    "MLP epilogue: bias, GELU": ("bias", "gelu"),
+    "attention scores: scale, softmax, dropout": ("scale", "softmax", "dropout"),
+    "after attention: bias, dropout, residual, LayerNorm": (
+        "bias",
+        "dropout",
+        "residual",
+        "layernorm",
+    ),
+    "SwiGLU gate: sigmoid, scale, multiply": ("sigmoid", "scale", "add"),
+}
+
+# In a CUDA graph the host launches the whole graph once; each kernel still starts on the
+# device. The CUDA.jl documentation ("Graphs") measures 80 small broadcast kernels at 260 us
+# launched one by one and 70 us as one graph: under 1 us per kernel, its work included.
+GRAPH_NODE_S = 1e-6
+
+
+def _launch_overhead_s() -> float:
+    """Host time to launch one kernel (the kit's per-kernel overhead, core.assumptions)."""
+    return assumptions.MIN_KERNEL_TIME_S
+
+
+def _fusable(op: str) -> tuple[float, float, float, float]:
+    """(flops, reads, writes, extra bytes) per element of the forward pass of ``op``."""
+    if op in ELEMENTWISE_OPS:
+        c = ELEMENTWISE_OPS[op].forward
+        return c.flops, c.reads, c.writes, c.extra_bytes
+    norm = NORMALIZATION_OPS[op]
+    return norm.forward_flops, 1.0, 1.0, 0.0  # persistent: one read, one write
+
+
+def parse_chain(ops: str | Sequence[str]) -> tuple[str, ...]:
+    """``'bias, gelu'``, a list of names or the name of a preset in :data:`CHAINS`."""
+    if isinstance(ops, str):
+        if ops in CHAINS:
+            return CHAINS[ops]
+        names = [p.strip().lower() for p in ops.replace(";", ",").split(",") if p.strip()]
+    elif isinstance(ops, (list, tuple)):
+        names = [str(p).strip().lower() for p in ops]
+    else:
+        raise InvalidParameter(
+            f"'ops' must be a comma-separated list of operations such as 'bias, gelu' (got {ops!r})"
+        )
+    if not names:
+        raise InvalidParameter(f"'ops' must name at least one operation (got {ops!r})")
+    for n in names:
+        if n not in FUSABLE_OPS:
+            raise InvalidParameter(
+                f"'ops' must list operations among {', '.join(FUSABLE_OPS)} (got {n!r})"
+            )
+    return tuple(names)
+
+
+@dataclass(frozen=True)
+class LaunchResult(ResultMixin):
+    """A sequence of kernels launched one by one from the host, or as one CUDA graph.
+
+    ``work_time_s`` is the sum of the kernels' work (their bandwidth or math time, without
+    any launch cost). Launched one by one the host submits a kernel every
+    ``launch_overhead_s`` at best, so each kernel takes max(its work, the launch overhead):
+    ``eager_time_s``. As a graph the host launches once and each kernel costs its work, but
+    at least :data:`GRAPH_NODE_S` on the device: ``graph_time_s``. ``launch_bound`` says
+    whether the host, not the GPU, sets the pace eagerly.
+    """
+
+    kernels: int
+    launch_overhead_s: float
+    work_time_s: float
+    eager_time_s: float
+    graph_time_s: float
+    gpu_idle_fraction: float
+    launch_bound: bool
+
+    _units: ClassVar[dict[str, str]] = {
+        "launch_overhead_s": "s",
+        "work_time_s": "s",
+        "eager_time_s": "s",
+        "graph_time_s": "s",
+    }
+
+    def _title(self) -> str:
+        return f"{self.kernels} kernel launch(es)"
+
+
+def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = None) -> LaunchResult:
+    """Eager vs graph time of kernels with the given work times (seconds, one per kernel).
+
+    >>> r = launch_overhead([1e-6] * 10, launch_overhead_s=5e-6)
+    >>> round(r.eager_time_s * 1e6), round(r.graph_time_s * 1e6), r.launch_bound
+    (50, 15, True)
+    """
+    t = np.atleast_1d(np.asarray(kernel_times_s, dtype=np.float64))
+    if t.size == 0 or t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
+        raise InvalidParameter(
+            f"'kernel_times_s' must be a non-empty list of non-negative times "
+            f"(got {kernel_times_s!r})"
+        )
+    over = (
+        _launch_overhead_s()
+        if launch_overhead_s is None
+        else check_number("launch_overhead_s", launch_overhead_s, minimum=0)
+    )
+    work = float(t.sum())
+    eager = float(np.maximum(t, over).sum())
+    graph = over + float(np.maximum(t, GRAPH_NODE_S).sum())
+    return LaunchResult(
+        kernels=int(t.size),
+        launch_overhead_s=over,
+        work_time_s=work,
+        eager_time_s=eager,
+        graph_time_s=graph,
+        gpu_idle_fraction=1.0 - work / eager if eager > 0 else 0.0,
+        launch_bound=bool(t.size * over > work),
+    )
+
+
+def _work_s(p: PassResult) -> float:
+    """A kernel's work: its math or memory time, whichever is longer (no launch cost)."""
+    return max(p.math_time_s, p.memory_time_s)
+
+
+@dataclass(frozen=True)
+class FusionResult(ResultMixin):
+    """A chain of memory-bound ops run as separate kernels vs fused into one.
+
+    ``bytes_*`` count DRAM traffic (the kit's convention of core.memlimited);
+    ``ideal_time_*_s`` is that traffic over the datasheet bandwidth (the guide's ideal);
+    ``time_*_s`` is the model's prediction; ``eager_time_*_s`` takes each kernel's work or
+    the host's launch overhead, whichever is longer (:class:`LaunchResult`). ``passes`` are the unfused kernels, ``fused`` the one kernel.
+    """
+
+    ops: tuple[str, ...]
+    elements: int
+    dtype: str
+    gpu: str
+    kernels_unfused: int
+    kernels_fused: int
+    flops: float
+    bytes_unfused: float
+    bytes_fused: float
+    bytes_saved_fraction: float
+    ideal_time_unfused_s: float
+    ideal_time_fused_s: float
+    time_unfused_s: float
+    time_fused_s: float
+    eager_time_unfused_s: float
+    eager_time_fused_s: float
+    speedup: float
+    passes: tuple[PassResult, ...]
+    fused: PassResult
+
+    _units: ClassVar[dict[str, str]] = {
+        "flops": "FLOP",
+        "bytes_unfused": "B",
+        "bytes_fused": "B",
+        "ideal_time_unfused_s": "s",
+        "ideal_time_fused_s": "s",
+        "time_unfused_s": "s",
+        "time_fused_s": "s",
+        "eager_time_unfused_s": "s",
+        "eager_time_fused_s": "s",
+    }
+    _hidden: ClassVar[tuple[str, ...]] = ("fused",)
+
+    def _title(self) -> str:
+        return f"fusing {' -> '.join(self.ops)} on {self.gpu} ({self.dtype})"
+
+    @property
+    def launch_unfused(self) -> LaunchResult:
+        """The unfused kernels launched one by one or as a CUDA graph."""
+        return launch_overhead([_work_s(p) for p in self.passes])
+
+
+def fusion_chain(
+    ops: str | Sequence[str],
+    *,
+    elements: int,
+    dtype: str | Dtype = "fp16",
+    gpu: str | Gpu = "A100",
+) -> FusionResult:
+    """Bytes, kernels and time of a forward chain of ops on ``elements`` values, unfused vs fused.
+
+    >>> r = fusion_chain("bias, gelu", elements=2**24, dtype="fp16", gpu="A100")
+    >>> r.bytes_unfused / r.bytes_fused
+    2.0
+    """
+    chain = parse_chain(ops)
+    n = check_int("elements", elements, allow_array=False, maximum=1 << 40)
+    d = _dtype(dtype)
+    g = _gpu(gpu)
+    b = d.bytes_per_element
+    passes = []
+    external_reads = 0.0
+    extra = 0.0
+    flops = 0.0
+    for i, op in enumerate(chain):
+        f, reads, writes, xb = _fusable(op)
+        cls = "elementwise" if op in ELEMENTWISE_OPS else "statistical_normalization"
+        passes.append(memory_pass(op, "forward", cls, n * f, n * ((reads + writes) * b + xb), g, d))
+        # Fused: the first op reads its inputs from DRAM; later ops get one input on chip and
+        # read only the others (the residual); side outputs (a dropout mask) are still written.
+        external_reads += reads if i == 0 else reads - 1
+        extra += xb
+        flops += n * f
+    fused_bytes = n * ((external_reads + 1) * b + extra)
+    fused = memory_pass("+".join(chain), "forward", "elementwise", flops, fused_bytes, g, d)
+    t_unfused = sum(p.predicted_time_s for p in passes)
+    eager_unfused = launch_overhead([_work_s(p) for p in passes]).eager_time_s
+    eager_fused = launch_overhead([_work_s(fused)]).eager_time_s
+    bytes_unfused = sum(p.bytes for p in passes)
+    return FusionResult(
+        ops=chain,
+        elements=n,
+        dtype=d.name,
+        gpu=g.name,
+        kernels_unfused=len(passes),
+        kernels_fused=1,
+        flops=flops,
+        bytes_unfused=bytes_unfused,
+        bytes_fused=fused_bytes,
+        bytes_saved_fraction=1.0 - fused_bytes / bytes_unfused,
+        ideal_time_unfused_s=sum(_ideal_time_s(g, d, 0.0, p.bytes) for p in passes),
+        ideal_time_fused_s=_ideal_time_s(g, d, 0.0, fused_bytes),
+        time_unfused_s=t_unfused,
+        time_fused_s=fused.predicted_time_s,
+        eager_time_unfused_s=eager_unfused,
+        eager_time_fused_s=eager_fused,
+        speedup=t_unfused / fused.predicted_time_s,
+        passes=tuple(passes),
+        fused=fused,
+    )
+
+
+# -- attention --------------------------------------------------------------------------
+
+
+def standard_attention_elements(n: Any, d: Any) -> Any:
+    """HBM elements read and written by standard attention for one head: 4 N d + 4 N^2.
+
+    Algorithm 0 of Dao et al. 2022: read Q, K, write S; read S, write P; read P, V, write O.
+    """
+    n = np.asarray(n, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    out = 4 * n * d + 4 * n * n
+    return float(out) if out.ndim == 0 else out
+
+
+def flash_block_sizes(n: int, d: int, sram_elements: int) -> tuple[int, int, int, int]:
+    """(B_c, B_r, T_c, T_r) of FlashAttention's Algorithm 1 for an SRAM of M elements."""
+    bc = math.ceil(sram_elements / (4 * d))
+    br = min(bc, d)
+    return bc, br, math.ceil(n / bc), math.ceil(n / br)
+
+
+def flash_attention_elements(n: int, d: int, sram_elements: int) -> tuple[float, float]:
+    """(elements of Q, K, V, O moved, elements of the softmax statistics l and m moved).
+
+    Algorithm 1 of Dao et al. 2022: K and V are loaded once (2 N d); for each of the T_c
+    blocks of K and V, every block of Q and O is read, O written (3 N d), and the row
+    statistics l and m read and written (4 N).
+    """
+    _, _, tc, _ = flash_block_sizes(n, d, sram_elements)
+    return 2.0 * n * d + tc * 3.0 * n * d, tc * 4.0 * n
+
+
+# The softmax statistics are kept in FP32 whatever the input dtype (as FlashAttention does).
+_STAT_BYTES = 4
+
+
+@dataclass(frozen=True)
+class AttentionResult(ResultMixin):
+    """Attention of ``batch`` x ``heads`` heads of length ``seq_len`` and size ``head_dim``.
+
+    ``bytes_*``: HBM traffic of the forward pass; ``saved_bytes_*``: what the forward pass
+    keeps for the backward pass besides Q, K, V (the N x N probabilities for the standard
+    algorithm; the output and FP32 log-sum-exp for FlashAttention, which recomputes P).
+    Times are the model's predictions: the standard algorithm as two batched GEMMs and a
+    softmax pass; FlashAttention as one kernel doing the GEMMs' math on the traffic above.
+    """
+
+    seq_len: int
+    head_dim: int
+    heads: int
+    batch: int
+    dtype: str
+    gpu: str
+    sram_bytes: int
+    block_cols: int
+    block_rows: int
+    flops: float
+    bytes_standard: float
+    bytes_flash: float
+    traffic_ratio: float
+    saved_bytes_standard: float
+    saved_bytes_flash: float
+    ideal_time_standard_s: float
+    ideal_time_flash_s: float
+    time_standard_s: float
+    time_flash_s: float
+    speedup: float
+    scores: GemmResult
+    softmax: PassResult
+    context: GemmResult
+
+    _units: ClassVar[dict[str, str]] = {
+        "sram_bytes": "iB",
+        "flops": "FLOP",
+        "bytes_standard": "B",
+        "bytes_flash": "B",
+        "saved_bytes_standard": "iB",
+        "saved_bytes_flash": "iB",
+        "ideal_time_standard_s": "s",
+        "ideal_time_flash_s": "s",
+        "time_standard_s": "s",
+        "time_flash_s": "s",
+    }
+    _hidden: ClassVar[tuple[str, ...]] = ("scores", "softmax", "context")
+
+    def _title(self) -> str:
+        return (
+            f"attention N={self.seq_len}, d={self.head_dim}, {self.batch}x{self.heads} heads "
+            f"on {self.gpu} ({self.dtype})"
+        )
+
+    @property
+    def arithmetic_intensity_flash(self) -> float:
+        return self.flops / self.bytes_flash
+
+    @property
+    def arithmetic_intensity_standard(self) -> float:
+        return self.flops / self.bytes_standard
+
+
+def _ideal_time_s(g: Gpu, d: Dtype, flops: float, nbytes: float) -> float:
+    """The guide's ideal: max(FLOPs / datasheet peak, bytes / datasheet bandwidth)."""
+    return max(flops / g.peak_flops(d), nbytes / g.memory_bandwidth_bytes_per_s)
+
+
+def _stream_time_s(g: Gpu, d: Dtype, nbytes: float) -> float:
+    """Predicted time to move ``nbytes`` through DRAM in one kernel (the kit's memory model)."""
+    return memory_pass("stream", "forward", "elementwise", 0.0, nbytes, g, d).predicted_time_s
+
+
+def attention(
+    seq_len: int,
+    *,
+    head_dim: int = 64,
+    heads: int = 16,
+    batch: int = 1,
+    dtype: str | Dtype = "fp16",
+    gpu: str | Gpu = "A100",
+    sram_bytes: int | None = None,
+) -> AttentionResult:
+    """Forward attention, standard vs FlashAttention: HBM bytes, saved memory, time.
+
+    ``sram_bytes`` is the on-chip memory one thread block tiles into (default: 100 KiB, the
+    order the paper assumes: "M around 100KB"; an A100 SM has 192 KiB of SRAM).
+    """
+    n = check_int("seq_len", seq_len, allow_array=False, maximum=1 << 20)
+    hd = check_int("head_dim", head_dim, allow_array=False, maximum=1024)
+    h = check_int("heads", heads, allow_array=False, maximum=4096)
+    bt = check_int("batch", batch, allow_array=False, maximum=1 << 16)
+    sram = 100 * 1024 if sram_bytes is None else sram_bytes
+    sram = check_int("sram_bytes", sram, allow_array=False, maximum=1 << 30)
+    d = _dtype(dtype)
+    g = _gpu(gpu)
+    b = d.bytes_per_element
+    m_elems = int(sram // b)
+    if m_elems < 4 * hd:
+        raise InvalidParameter(
+            f"'sram_bytes' must hold at least 4 x head_dim elements ({4 * hd * b:g} B) (got {sram})"
+        )
+    bh = bt * h
+    scores = gemm(n, n, hd, dtype=d.name, gpu=g, batch=bh)  # S = Q K^T
+    softmax = memory_pass(
+        "softmax",
+        "forward",
+        "statistical_normalization",
+        5.0 * n * n * bh,
+        2.0 * n * n * bh * b,
+        g,
+        d,
+    )
+    context = gemm(n, hd, n, dtype=d.name, gpu=g, batch=bh)  # O = P V
+    bytes_standard = scores.bytes + softmax.bytes + context.bytes
+    qkvo, stats = flash_attention_elements(n, hd, m_elems)
+    bytes_flash = bh * (qkvo * b + stats * _STAT_BYTES)
+    bc, br, _, _ = flash_block_sizes(n, hd, m_elems)
+    time_standard = scores.predicted_time_s + softmax.predicted_time_s + context.predicted_time_s
+    time_flash = max(scores.math_time_s + context.math_time_s, _stream_time_s(g, d, bytes_flash))
+    return AttentionResult(
+        seq_len=n,
+        head_dim=hd,
+        heads=h,
+        batch=bt,
+        dtype=d.name,
+        gpu=g.name,
+        sram_bytes=sram,
+        block_cols=bc,
+        block_rows=br,
+        flops=scores.flops + context.flops,
+        bytes_standard=bytes_standard,
+        bytes_flash=bytes_flash,
+        traffic_ratio=bytes_standard / bytes_flash,
+        saved_bytes_standard=float(bh * n * n * b),
+        saved_bytes_flash=float(bh * (n * hd * b + n * _STAT_BYTES)),
+        ideal_time_standard_s=_ideal_time_s(g, d, scores.flops, scores.bytes)
+        + _ideal_time_s(g, d, 0.0, softmax.bytes)
+        + _ideal_time_s(g, d, context.flops, context.bytes),
+        ideal_time_flash_s=_ideal_time_s(g, d, scores.flops + context.flops, bytes_flash),
+        time_standard_s=time_standard,
+        time_flash_s=time_flash,
+        speedup=time_standard / time_flash,
+        scores=scores,
+        softmax=softmax,
+        context=context,
+    )

@@ -1,0 +1,120 @@
+"""Tasks of exercises/10_fusion_and_launch_overhead_exercises.ipynb."""
+
+from __future__ import annotations
+
+from ..core.dtypes import dtype
+from ..core.fusion import attention, fusion_chain, launch_overhead, standard_attention_elements
+from ._check import Mistake, Params, Task
+
+
+def _b(p: Params) -> float:
+    return dtype(p["dtype"]).bytes_per_element
+
+
+def _chain(p: Params):  # type: ignore[no-untyped-def]
+    return fusion_chain(p["ops"], elements=p["elements"], dtype=p["dtype"], gpu="A100")
+
+
+TASKS = [
+    Task(
+        id="10.fused_bytes",
+        question="DRAM bytes of the fused bias + GELU + residual-add kernel",
+        kind="number",
+        unit="B",
+        params={"ops": ("bias", "gelu", "residual"), "elements": 16 * 2**20, "dtype": "fp16"},
+        expected=lambda p: _chain(p).bytes_fused,
+        mistakes=(
+            Mistake(
+                "unfused",
+                lambda p: _chain(p).bytes_unfused,
+                "that is the unfused traffic: fused, only the chain's inputs are read and its "
+                "output written once.",
+            ),
+            Mistake(
+                "forgot the residual",
+                lambda p: p["elements"] * 2 * _b(p),
+                "the residual add reads a second tensor from DRAM even when fused.",
+            ),
+            Mistake(
+                "fp32 size",
+                lambda p: _chain(p).bytes_fused * 2,
+                "the tensors are FP16: 2 bytes per value.",
+            ),
+        ),
+        hint="fused: read x and the residual, write the output: 3 tensor passes × 2 bytes.",
+    ),
+    Task(
+        id="10.standard_attention_bytes",
+        question="HBM bytes of standard attention for one head (Algorithm 0), FP16",
+        kind="number",
+        unit="B",
+        params={"n": 2048, "d": 64, "dtype": "fp16"},
+        expected=lambda p: standard_attention_elements(p["n"], p["d"]) * _b(p),
+        mistakes=(
+            Mistake(
+                "S and P once",
+                lambda p: (4 * p["n"] * p["d"] + 2 * p["n"] ** 2) * _b(p),
+                "S is written and read back, and so is P: four N×N passes, not two.",
+            ),
+            Mistake(
+                "elements",
+                lambda p: standard_attention_elements(p["n"], p["d"]),
+                "that is a count of values; multiply by 2 bytes for FP16.",
+            ),
+            Mistake(
+                "no N squared",
+                lambda p: 4 * p["n"] * p["d"] * _b(p),
+                "that counts Q, K, V and O only; the N×N matrices S and P dominate.",
+            ),
+        ),
+        hint="read Q, K, write S; read S, write P; read P, V, write O: 4Nd + 4N² values.",
+    ),
+    Task(
+        id="10.saved_probabilities",
+        question="bytes standard attention keeps for backward as probabilities P",
+        kind="number",
+        unit="B",
+        params={"n": 4096, "d": 64, "heads": 16, "batch": 8, "dtype": "fp16"},
+        expected=lambda p: attention(
+            p["n"], head_dim=p["d"], heads=p["heads"], batch=p["batch"], dtype=p["dtype"]
+        ).saved_bytes_standard,
+        mistakes=(
+            Mistake(
+                "forgot the heads",
+                lambda p: p["batch"] * p["n"] ** 2 * _b(p),
+                "every head has its own N×N matrix: multiply by the heads too.",
+            ),
+            Mistake(
+                "fp32 size",
+                lambda p: p["batch"] * p["heads"] * p["n"] ** 2 * 4,
+                "P is kept in the activation dtype, FP16 here: 2 bytes.",
+            ),
+        ),
+        hint="batch × heads × N × N values, 2 bytes each.",
+    ),
+    Task(
+        id="10.launch_bound_time",
+        question="time of the kernels launched one by one, in seconds",
+        kind="number",
+        unit="s",
+        params={"kernels": 200, "work_s": 1e-6, "launch_s": 5e-6},
+        expected=lambda p: launch_overhead(
+            [p["work_s"]] * p["kernels"], launch_overhead_s=p["launch_s"]
+        ).eager_time_s,
+        mistakes=(
+            Mistake(
+                "work only",
+                lambda p: p["kernels"] * p["work_s"],
+                "that is the GPU's work; the host cannot launch faster than one kernel per "
+                "launch overhead.",
+            ),
+            Mistake(
+                "added both",
+                lambda p: p["kernels"] * (p["work_s"] + p["launch_s"]),
+                "launches are asynchronous: the next launch overlaps the running kernel, so "
+                "each kernel costs the larger of the two, not their sum.",
+            ),
+        ),
+        hint="each kernel costs max(its work, the launch overhead).",
+    ),
+]

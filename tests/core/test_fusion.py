@@ -1,0 +1,186 @@
+"""Guards core/fusion.py: bytes of fused vs unfused chains, FlashAttention's IO complexity
+(Dao et al. 2022) against the paper's algorithms, and the launch-overhead model."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dlperf_widgets.core.errors import InvalidParameter
+from dlperf_widgets.core.fusion import (
+    CHAINS,
+    attention,
+    flash_attention_elements,
+    flash_block_sizes,
+    fusion_chain,
+    launch_overhead,
+    parse_chain,
+    standard_attention_elements,
+)
+from dlperf_widgets.core.memlimited import memory_op
+
+BIG = 2**26
+
+
+def test_unfused_chain_is_the_sum_of_the_single_ops():
+    """Unfused, a chain moves exactly what each op moves alone (memory_op's forward passes)."""
+    r = fusion_chain(["bias", "dropout", "residual", "layernorm"], elements=BIG, gpu="V100")
+    alone = sum(memory_op(op, elements=BIG, gpu="V100", training=False)[0].bytes
+                for op in r.ops)  # fmt: skip
+    assert r.bytes_unfused == alone
+    assert r.kernels_unfused == 4 and r.kernels_fused == 1
+
+
+def test_fused_bytes_by_hand():
+    """Second count by hand: bias-dropout-residual-LayerNorm fused reads x and the residual
+    (2 tensors), writes the output (1 tensor) and the 1-byte dropout mask: 3 x 2 B + 1 B per
+    element in FP16; unfused it is 2+ (2+1 mask) + 3 + 2 tensor passes = 9 x 2 B + 1 B."""
+    r = fusion_chain("bias, dropout, residual, layernorm", elements=BIG, dtype="fp16")
+    assert r.bytes_fused == BIG * (3 * 2 + 1)
+    assert r.bytes_unfused == BIG * (9 * 2 + 1)
+    assert r.bytes_saved_fraction == pytest.approx(1 - 7 / 19)
+
+
+def test_large_chains_speed_up_by_the_traffic_ratio():
+    """Far above the small-tensor regime the predicted speedup equals the bytes ratio."""
+    r = fusion_chain("bias, gelu", elements=BIG, gpu="A100")
+    assert r.bytes_unfused / r.bytes_fused == 2.0
+    assert r.speedup == pytest.approx(2.0, rel=1e-6)
+    assert r.time_fused_s < r.time_unfused_s
+
+
+def test_every_preset_chain_fuses_to_fewer_bytes():
+    """Each preset chain of a transformer block moves less fused than unfused."""
+    for name in CHAINS:
+        r = fusion_chain(name, elements=2**20)
+        assert r.bytes_fused < r.bytes_unfused, name
+        assert r.ops == CHAINS[name]
+
+
+@pytest.mark.parametrize(
+    "ops, message",
+    [
+        ("", "'ops' must name at least one operation"),
+        ("bias, conv", "'ops' must list operations among"),
+        (42, "'ops' must be a comma-separated list"),
+        ("batchnorm", "'ops' must list operations among"),
+    ],
+)
+def test_bad_chains_are_rejected_with_one_sentence(ops, message):
+    """A bad chain names the parameter and the value."""
+    with pytest.raises(InvalidParameter, match=message):
+        parse_chain(ops)
+
+
+def test_bad_elements_rejected():
+    """'elements' must be a positive integer."""
+    with pytest.raises(InvalidParameter, match="'elements' must be"):
+        fusion_chain("relu", elements=0)
+
+
+# -- attention -----------------------------------------------------------------------
+
+
+def test_standard_attention_traffic_is_the_papers_algorithm_0():
+    """The GEMM-and-softmax pricing moves exactly 4Nd + 4N^2 elements per head (Algorithm 0:
+    read Q,K write S; read S write P; read P,V write O)."""
+    r = attention(1024, head_dim=64, heads=16, batch=4, dtype="fp16")
+    assert r.bytes_standard == 4 * 16 * 2 * standard_attention_elements(1024, 64)
+
+
+def _walk_algorithm_1(n: int, d: int, m: int) -> tuple[int, int]:
+    """Count FlashAttention's Algorithm 1 loads and stores loop by loop (blocks at the edge
+    are smaller): elements of Q/K/V/O, and of the statistics l and m."""
+    bc = math.ceil(m / (4 * d))
+    br = min(bc, d)
+    big = stats = 0
+    for j in range(0, n, bc):
+        cols = min(bc, n - j)
+        big += 2 * cols * d  # load K_j, V_j
+        for i in range(0, n, br):
+            rows = min(br, n - i)
+            big += 3 * rows * d  # load Q_i, O_i; write O_i
+            stats += 4 * rows  # load l_i, m_i; write them
+    return big, stats
+
+
+@pytest.mark.parametrize("n, d, m", [(1024, 64, 51200), (1000, 64, 4096), (4096, 128, 98304)])
+def test_flash_traffic_matches_a_walk_through_algorithm_1(n, d, m):
+    """The closed form equals a literal count of Algorithm 1's loads and stores."""
+    assert flash_attention_elements(n, d, m) == _walk_algorithm_1(n, d, m)
+
+
+def test_flash_traffic_is_theta_n2_d2_over_m():
+    """Theorem 2 of the paper: Theta(N^2 d^2 / M); with B_c = M / 4d the constant is 12
+    (3 N d per outer step over 4 N d / M steps) once N d^2 >> M."""
+    d, m = 64, 64 * 4 * 128  # B_c = 128 exactly
+    for n in (2**14, 2**16):
+        big, _ = flash_attention_elements(n, d, m)
+        assert big / (n * n * d * d / m) == pytest.approx(12, rel=0.01)
+
+
+def test_flash_block_sizes_follow_the_paper():
+    """B_c = ceil(M / 4d), B_r = min(B_c, d)."""
+    assert flash_block_sizes(1024, 64, 51200)[:2] == (200, 64)
+    assert flash_block_sizes(1024, 128, 8192)[:2] == (16, 16)
+
+
+def test_flash_saves_memory_and_traffic_for_long_sequences():
+    """At N = 4096, d = 64 FlashAttention moves fewer bytes, keeps no N x N matrix, and is
+    predicted faster than the standard algorithm on an A100."""
+    r = attention(4096, head_dim=64, heads=16, batch=2, gpu="A100")
+    assert r.bytes_flash < r.bytes_standard
+    assert r.saved_bytes_standard == 2 * 16 * 4096 * 4096 * 2
+    assert r.saved_bytes_flash == 2 * 16 * (4096 * 64 * 2 + 4096 * 4)
+    assert r.time_flash_s < r.time_standard_s
+    assert r.ideal_time_flash_s <= r.time_flash_s + 1e-12
+
+
+def test_attention_rejects_tiny_sram():
+    """An SRAM that cannot hold 4 x head_dim elements has no valid block size."""
+    with pytest.raises(InvalidParameter, match="'sram_bytes' must hold"):
+        attention(128, head_dim=128, sram_bytes=256)
+
+
+# -- launch overhead -------------------------------------------------------------------
+
+
+def test_launch_overhead_by_hand():
+    """10 kernels of 1 us with 5 us launches: 50 us eagerly, 10 us + one graph launch."""
+    r = launch_overhead([1e-6] * 10, launch_overhead_s=5e-6)
+    assert r.eager_time_s == pytest.approx(50e-6)
+    assert r.work_time_s == pytest.approx(10e-6)
+    assert r.graph_time_s == pytest.approx(5e-6 + 10e-6)
+    assert r.launch_bound and r.gpu_idle_fraction == pytest.approx(0.8)
+
+
+def test_long_kernels_are_not_launch_bound():
+    """Kernels longer than the launch overhead run back to back: eager = work."""
+    r = launch_overhead([1e-3, 2e-3], launch_overhead_s=5e-6)
+    assert r.eager_time_s == pytest.approx(3e-3) and not r.launch_bound
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0, 1e-3), min_size=1, max_size=50), st.floats(0, 1e-4))
+def test_eager_time_bounds(times, over):
+    """Invariant: max(work, kernels x overhead) <= eager <= work + kernels x overhead."""
+    r = launch_overhead(times, launch_overhead_s=over)
+    lo = max(sum(times), len(times) * over)
+    assert lo * (1 - 1e-9) <= r.eager_time_s <= sum(times) + len(times) * over + 1e-15
+
+
+def test_launch_overhead_rejects_negative_times():
+    """Kernel times must be non-negative numbers."""
+    with pytest.raises(InvalidParameter, match="'kernel_times_s' must be"):
+        launch_overhead([1e-6, -1.0])
+
+
+def test_cuda_graph_figure_of_cuda_jl():
+    """CUDA.jl's documentation: 80 small kernels take 70 us as one graph, under 1 us each;
+    the graph model charges GRAPH_NODE_S = 1 us per tiny kernel plus one launch, within 25 %."""
+    r = launch_overhead([0.0] * 80, launch_overhead_s=3.25e-6)
+    assert r.eager_time_s == pytest.approx(260e-6)  # 260 us / 80 launches = 3.25 us each
+    assert r.graph_time_s == pytest.approx(70e-6, rel=0.25)
