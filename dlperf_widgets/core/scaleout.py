@@ -49,13 +49,16 @@ from .parallel import allgather_bytes, allreduce_bytes, zero_communication_eleme
 from .results import ResultMixin
 
 __all__ = [
+    "COLLECTIVES",
     "SCHEDULES",
     "AllreduceFit",
+    "CollectiveResult",
     "Interconnect",
     "ScheduleResult",
     "StepResult",
     "allgather_time",
     "allreduce_time",
+    "collective",
     "fit_latency_bandwidth",
     "interconnect",
     "interconnect_names",
@@ -182,6 +185,60 @@ def allgather_time(
 ) -> Any:
     """Ring all-gather (or reduce-scatter) time: (n - 1) alpha + (n - 1)/n S / B."""
     return _ring_time(size_bytes, ranks, link, bandwidth_bytes_per_s, latency_s, 1)
+
+
+@dataclass(frozen=True)
+class CollectiveResult(ResultMixin):
+    """One ring collective on a link: bytes each rank sends, and the time."""
+
+    kind: str
+    size_bytes: float
+    ranks: int
+    link: str
+    sent_bytes_per_rank: float
+    bandwidth_bytes_per_s: float
+    latency_s: float
+    time_s: float
+
+    _units: ClassVar[dict[str, str]] = {
+        "size_bytes": "B",
+        "sent_bytes_per_rank": "B",
+        "bandwidth_bytes_per_s": "B/s",
+        "latency_s": "s",
+        "time_s": "s",
+    }
+
+    def _title(self) -> str:
+        return (
+            f"Ring {self.kind} of {self.size_bytes:,.0f} B over {self.ranks} ranks on {self.link}"
+        )
+
+
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter")
+
+
+def collective(
+    size_bytes: float, ranks: int, *, link: str | Interconnect = "NVLink4", kind: str = "all-reduce"
+) -> CollectiveResult:
+    """Bytes and time of one ring collective of ``size_bytes`` over ``ranks`` on ``link``."""
+    size = check_number("size_bytes", size_bytes, minimum=0)
+    n = check_int("ranks", ranks, maximum=1 << 20, allow_array=False)
+    kind = check_choice("kind", kind, COLLECTIVES)
+    li = interconnect(link)
+    if kind == "all-reduce":
+        sent, t = allreduce_bytes(size, n), allreduce_time(size, n, link=li)
+    else:
+        sent, t = allgather_bytes(size, n), allgather_time(size, n, link=li)
+    return CollectiveResult(
+        kind=kind,
+        size_bytes=size,
+        ranks=n,
+        link=li.name,
+        sent_bytes_per_rank=float(sent),
+        bandwidth_bytes_per_s=li.bandwidth_bytes_per_s,
+        latency_s=li.latency_s,
+        time_s=float(t),
+    )
 
 
 @dataclass(frozen=True)

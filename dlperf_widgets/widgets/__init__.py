@@ -14,6 +14,7 @@ from .layers import LayerChecklist, NetworkBreakdown
 from .memory import MemoryCalculator
 from .precision import FormatExplorer, LossScalingExplorer
 from .roofline import Roofline
+from .scaleout import Fp8ScalingExplorer, StepTimeCalculator
 from .sparsity import SparsityExplorer
 from .sweep import DimensionSweep
 from .tiles import TileExplorer, WaveExplorer
@@ -21,6 +22,7 @@ from .tiles import TileExplorer, WaveExplorer
 __all__ = [
     "DimensionSweep",
     "FormatExplorer",
+    "Fp8ScalingExplorer",
     "GemmExplorer",
     "GpuCard",
     "LayerChecklist",
@@ -29,6 +31,7 @@ __all__ = [
     "NetworkBreakdown",
     "Roofline",
     "SparsityExplorer",
+    "StepTimeCalculator",
     "TileExplorer",
     "WaveExplorer",
 ]
