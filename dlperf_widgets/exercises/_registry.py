@@ -18,6 +18,7 @@ MODULES = (
     "tasks07",
     "tasks08",
     "tasks09",
+    "tasks12",
 )
 
 

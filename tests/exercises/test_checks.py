@@ -31,9 +31,9 @@ def _mistake_cases():
 
 
 def test_every_notebook_has_tasks():
-    """Each of the nine exercise notebooks has 3 to 6 checked tasks."""
+    """Each exercise notebook (01-09 and the later ones) has 3 to 6 checked tasks."""
     prefixes = sorted({i.split(".")[0] for i in IDS})
-    assert prefixes == [f"{i:02d}" for i in range(1, 10)]
+    assert {f"{i:02d}" for i in range(1, 10)} | {"12"} <= set(prefixes)
     for p in prefixes:
         assert 3 <= len(tasks(p + ".")) <= 6, p
 
