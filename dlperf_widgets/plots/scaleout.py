@@ -155,7 +155,7 @@ def plot_step_timeline(result: Any, ax: Any = None) -> Artists:
     communication on the bottom lane; overlapped gradient traffic sits under the backward
     pass, the exposed part sticks out past the compute."""
     if ax is None:
-        ax = new_axes((6.4, 2.4))
+        ax = new_axes((6.4, 2.8))
     else:
         style_axes(ax)
     ax.set_ylim(1.6, -0.6)
@@ -166,7 +166,7 @@ def plot_step_timeline(result: Any, ax: Any = None) -> Artists:
 
     handles = [Patch(color=c, label=k) for k, c in _PHASE_COLORS.items() if k != "pipeline drain"]
     legend = ax.legend(
-        handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=3, fontsize=8
+        handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.42), ncol=3, fontsize=8
     )
     artists = Artists(ax=ax, bars=[], legend=legend, title=ax.title)
     update_step_timeline(artists, result)

@@ -166,8 +166,8 @@ class StepTimeCalculator(Explorer):
     """
 
     result: StepResult
-    _figsize = (6.4, 2.6)
-    _margins = {"left": 0.12, "right": 0.97, "bottom": 0.42, "top": 0.86}  # noqa: RUF012
+    _figsize = (6.4, 2.9)
+    _margins = {"left": 0.12, "right": 0.97, "bottom": 0.47, "top": 0.88}  # noqa: RUF012
 
     def __init__(
         self,
