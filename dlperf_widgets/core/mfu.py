@@ -140,8 +140,9 @@ class MfuResult(ResultMixin):
 
 def mfu(
     tokens_per_s: float,
-    params: float,
+    params: float | None = None,
     *,
+    flops_per_token: float | None = None,
     layers: int = 0,
     hidden: int = 0,
     seq_len: int = 0,
@@ -157,6 +158,10 @@ def mfu(
     another (a TPU, or a clock you measured). Example, PaLM 540B on 6144 TPU v4 chips
     (275 TFLOP/s each) at 238.3k tokens/s: ``mfu(238.3e3, 540.35e9, layers=118,
     hidden=18432, seq_len=2048, gpus=6144, peak_flops_per_s=275e12).mfu`` is about 0.46.
+
+    ``flops_per_token`` replaces the formula by a count of your own, e.g. the training FLOPs
+    of an analysed model divided by the tokens of its example batch
+    (``analyze_module(model, x).flops / x.numel()``); HFU then equals MFU.
     """
     rate = check_number("tokens_per_s", tokens_per_s, minimum=0, strict=True)
     n_gpus = check_int("gpus", gpus, allow_array=False)
@@ -167,10 +172,19 @@ def mfu(
     else:
         peak = check_number("peak_flops_per_s", peak_flops_per_s, minimum=0, strict=True)
         dname = str(dtype)
-    model = transformer_flops_per_token(params, layers=layers, hidden=hidden, seq_len=seq_len)
-    hw = transformer_flops_per_token(
-        params, layers=layers, hidden=hidden, seq_len=seq_len, recompute=recompute
-    )
+    if (params is None) == (flops_per_token is None):
+        raise InvalidParameter(
+            "'params' or 'flops_per_token' must be given, not both or neither "
+            f"(got params={params!r}, flops_per_token={flops_per_token!r})"
+        )
+    if flops_per_token is not None:
+        model = hw = check_number("flops_per_token", flops_per_token, minimum=0, strict=True)
+    else:
+        assert params is not None
+        model = transformer_flops_per_token(params, layers=layers, hidden=hidden, seq_len=seq_len)
+        hw = transformer_flops_per_token(
+            params, layers=layers, hidden=hidden, seq_len=seq_len, recompute=recompute
+        )
     per_gpu = rate / n_gpus
     return MfuResult(
         gpu=g.name if peak_flops_per_s is None else "custom peak",

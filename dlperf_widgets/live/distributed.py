@@ -15,9 +15,9 @@ and takes the same SGD step. It checks that
   all-reduce, so they include gloo's small message headers. The gradients travel as one
   flat bucket, as ``DistributedDataParallel`` sends them.
 
-The processes are started with the ``spawn`` method (:func:`._spawn.run_workers`), rendezvous through a file in a
-temporary directory (no network port to pick), and are joined, or terminated after
-``timeout_s``, before the function returns.
+The processes are started with the ``spawn`` method (:func:`._spawn.run_workers`),
+rendezvous through a file in a temporary directory (no network port to pick), and are
+joined, or terminated after ``timeout_s``, before the function returns.
 """
 
 from __future__ import annotations

@@ -45,6 +45,25 @@ def test_palm_and_megatron_formulas_agree(L, h, s, V):
     )
 
 
+@pytest.mark.parametrize(
+    ("L", "h", "a", "s", "b", "V"), [(2, 256, 4, 128, 4, 1000), (4, 1024, 16, 512, 2, 32000)]
+)
+def test_formula_equals_the_kits_op_by_op_count(L, h, a, s, b, V):
+    """The tensor contractions of core.network.transformer (every GEMM of every layer,
+    forward and backward, counted op by op) add up to 6N + 12Lhs + 6Vh per token, and
+    mfu(flops_per_token=...) with that count gives the same MFU as the formula."""
+    from dlperf_widgets.core.network import transformer
+
+    net = transformer(layers=L, hidden=h, heads=a, seq_len=s, batch=b, vocab=V)
+    gemm_flops = sum(p.flops for p in net.ops if p.op_class == "tensor_contraction")
+    n = transformer_params(L, h)
+    formula = transformer_flops_per_token(n, layers=L, hidden=h, seq_len=s) + 6 * V * h
+    assert gemm_flops / (b * s) == pytest.approx(formula, rel=1e-12)
+    counted = mfu(1e4, flops_per_token=gemm_flops / (b * s), gpu="A100")
+    by_formula = mfu(1e4, n + V * h, layers=L, hidden=h, seq_len=s, gpu="A100")
+    assert counted.mfu == pytest.approx(by_formula.mfu, rel=1e-12)
+
+
 def test_hfu_exceeds_mfu_only_with_recomputation():
     """HFU = MFU without recomputation; full recomputation adds a forward pass (x 4/3)."""
     kw = dict(layers=32, hidden=4096, seq_len=2048, gpus=8, gpu="H100")
@@ -74,3 +93,5 @@ def test_bad_input():
         transformer_flops_per_token(1e9, recompute="some")
     with pytest.raises(InvalidParameter, match="'dtype'"):
         mfu(1e3, 1e9, gpu="V100", dtype="fp8")
+    with pytest.raises(InvalidParameter, match="'params' or 'flops_per_token'"):
+        mfu(1e3)
