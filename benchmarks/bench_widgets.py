@@ -32,6 +32,7 @@ from dlperf_widgets.core.gpus import gpu, gpu_names
 from dlperf_widgets.widgets import (
     DimensionSweep,
     FormatExplorer,
+    Fp8ScalingExplorer,
     FusionExplorer,
     GemmExplorer,
     GpuCard,
@@ -42,6 +43,7 @@ from dlperf_widgets.widgets import (
     NetworkBreakdown,
     Roofline,
     SparsityExplorer,
+    StepTimeCalculator,
     TileExplorer,
     WaveExplorer,
 )
@@ -211,6 +213,24 @@ def cases(n: int) -> list[tuple[str, Callable[[], Any], list[tuple[str, Any]]]]:
             "InferenceExplorer: context",
             lambda: InferenceExplorer(gpu="H100"),
             [("context", str(256 * (1 + i))) for i in range(n)],
+            "Fp8ScalingExplorer: drag amax growth",
+            lambda: Fp8ScalingExplorer(recipe="delayed"),
+            [("growth", -4 + 0.5 * (i % 25)) for i in range(n)],
+        ),
+        (
+            "Fp8ScalingExplorer: type log2 std",
+            lambda: Fp8ScalingExplorer(),
+            [("log2_std", str(1 + 0.25 * (i % 20))) for i in range(n)],
+        ),
+        (
+            "StepTimeCalculator: type GPUs",
+            lambda: StepTimeCalculator(),
+            [("gpus", str(g)) for g in _cycle([8, 16, 32, 64, 128, 256, 512, 1024], n)],
+        ),
+        (
+            "StepTimeCalculator: pick pipeline",
+            lambda: StepTimeCalculator(gpus=512, global_batch=1024),
+            [("pipeline_parallel", p) for p in _cycle([1, 2, 4, 8, 16, 32, 64], n)],
         ),
     ]
 
@@ -221,9 +241,11 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))] * 1e3
 
 
-def run(repeat: int) -> list[tuple[str, float, float, float, float, int, int]]:
+def run(repeat: int, only: str = "") -> list[tuple[str, float, float, float, float, int, int]]:
     rows = []
     for label, factory, moves in cases(repeat):
+        if only.lower() not in label.lower():
+            continue
         widget = factory()
         view = widget.view
         full0, blit0 = view.full_draws, view.blits
@@ -254,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=40, help="moves per case (40)")
     parser.add_argument("--target-ms", type=float, default=50.0, help="p95 target (50 ms)")
+    parser.add_argument("--only", default="", help="run the cases whose label contains this")
     args = parser.parse_args(argv)
     import matplotlib
 
@@ -262,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"python {platform.python_version()}, matplotlib {matplotlib.__version__}, "
         f"{os.cpu_count()} CPUs, backend {matplotlib.get_backend()}, load average {load:.2f}"
     )
-    rows = run(args.repeat)
+    rows = run(args.repeat, args.only)
     width = max(len(r[0]) for r in rows)
     print(
         f"{'widget: control'.ljust(width)}  {'p50 ms':>7}  {'p95 ms':>7}  {'max ms':>7}  "

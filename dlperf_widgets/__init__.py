@@ -63,6 +63,14 @@ _LAZY: dict[str, str] = {
     "kv_cache_bytes": "dlperf_widgets.core.inference",
     "FusionExplorer": "dlperf_widgets.widgets",
     "InferenceExplorer": "dlperf_widgets.widgets",
+    # low precision at scale: FP8 / block scaling, MFU, training on N GPUs
+    "fp8_quantize": "dlperf_widgets.core.scaling",
+    "block_quantize": "dlperf_widgets.core.scaling",
+    "mfu": "dlperf_widgets.core.mfu",
+    "step_time": "dlperf_widgets.core.scaleout",
+    "pipeline_schedule": "dlperf_widgets.core.scaleout",
+    "Fp8ScalingExplorer": "dlperf_widgets.widgets",
+    "StepTimeCalculator": "dlperf_widgets.widgets",
 }
 
 __all__ = [

@@ -99,10 +99,7 @@ def nb01():  # type: ignore[no-untyped-def]
         ),
         answer("bytes", "bytes moved", "nbytes", "nbytes = (M * K + K * N + M * N) * 2"),
         test("01.bytes", "nbytes"),
-        md(
-            "## Task 3: arithmetic intensity\n\n"
-            "How many FLOPs does the GEMM do per byte it moves?"
-        ),
+        md("## Task 3: arithmetic intensity\n\nHow many FLOPs does the GEMM do per byte it moves?"),
         answer("intensity", "FLOP per byte", "intensity", "intensity = flops / nbytes"),
         test("01.intensity", "intensity"),
         md(
@@ -122,7 +119,12 @@ def nb01():  # type: ignore[no-untyped-def]
             "split K across more thread blocks, which adds a little traffic for the partial "
             "sums, so its memory time can sit slightly above yours.)"
         ),
-        answer("memory_time", "seconds to move the bytes", "memory_time", "memory_time = nbytes / 900e9"),
+        answer(
+            "memory_time",
+            "seconds to move the bytes",
+            "memory_time",
+            "memory_time = nbytes / 900e9",
+        ),
         test("01.memory_time", "memory_time"),
         code('gemm(M, N, K, dtype="fp16", gpu="V100")'),
         md(
@@ -150,7 +152,10 @@ def nb02():  # type: ignore[no-untyped-def]
             "the three limiters and the intensity of everyday layers."
         ),
         md(HOW),
-        setup(SETUP + "from dlperf_widgets import gemm, gpu\nfrom dlperf_widgets.core.gemm import gemm_sweep"),
+        setup(
+            SETUP
+            + "from dlperf_widgets import gemm, gpu\nfrom dlperf_widgets.core.gemm import gemm_sweep"
+        ),
         md(
             "## Task 1: the GPU's ops:byte ratio\n\n"
             "A V100 runs FP16 on its Tensor Cores at about 125 TFLOP/s and reads DRAM at "
@@ -163,13 +168,23 @@ def nb02():  # type: ignore[no-untyped-def]
             "An FP16 GEMM with M = 8192, N = 128, K = 8192 on a V100: is it limited by "
             "`'math'`, `'memory'` or `'latency'`?"
         ),
-        answer("limiter_tall", "'math', 'memory' or 'latency'", "limiter_tall", 'limiter_tall = "memory"'),
+        answer(
+            "limiter_tall",
+            "'math', 'memory' or 'latency'",
+            "limiter_tall",
+            'limiter_tall = "memory"',
+        ),
         test("02.limiter_tall", "limiter_tall"),
         md(
             "## Task 3: classify a small one\n\n"
             "An FP16 GEMM with M = N = K = 256 on an A100 (108 SMs)?"
         ),
-        answer("limiter_small", "'math', 'memory' or 'latency'", "limiter_small", 'limiter_small = "latency"'),
+        answer(
+            "limiter_small",
+            "'math', 'memory' or 'latency'",
+            "limiter_small",
+            'limiter_small = "latency"',
+        ),
         test("02.limiter_small", "limiter_small"),
         md(
             "## Task 4: a Linear layer\n\n"
@@ -243,13 +258,21 @@ def nb03():  # type: ignore[no-untyped-def]
             "thread-block tiles and an A100 (108 SMs, one thread block per SM at a time)."
         ),
         md(HOW),
-        setup(SETUP + "from dlperf_widgets import gemm\nfrom dlperf_widgets.core.tiles import tile_wave"),
+        setup(
+            SETUP
+            + "from dlperf_widgets import gemm\nfrom dlperf_widgets.core.tiles import tile_wave"
+        ),
         md(
             "## Task 1: count the tiles\n\n"
             "The GEMM's output C is 3000×2000 (M×N). How many 256×128 tiles, one thread "
             "block each, does the kernel launch?"
         ),
-        answer("tiles", "number of tiles", "tiles", "import math\ntiles = math.ceil(3000 / 256) * math.ceil(2000 / 128)"),
+        answer(
+            "tiles",
+            "number of tiles",
+            "tiles",
+            "import math\ntiles = math.ceil(3000 / 256) * math.ceil(2000 / 128)",
+        ),
         test("03.tiles", "tiles"),
         md(
             "## Task 2: how full are the waves?\n\n"
@@ -281,7 +304,12 @@ def nb03():  # type: ignore[no-untyped-def]
             "times longer the GEMM with N = 1280 runs than the one with N = 1152. Then run "
             "the cell after the check: the model's tile and wave view of both."
         ),
-        answer("time_ratio", "time(N = 1280) / time(N = 1152)", "time_ratio", "time_ratio = 2 / 1  # two waves instead of one"),
+        answer(
+            "time_ratio",
+            "time(N = 1280) / time(N = 1152)",
+            "time_ratio",
+            "time_ratio = 2 / 1  # two waves instead of one",
+        ),
         test("03.time_ratio", "time_ratio"),
         code(
             "for n in (1152, 1280):\n"
@@ -569,7 +597,9 @@ def nb07():  # type: ignore[no-untyped-def]
             "GEMM (8192³, FP16, A100). If such GEMMs take 60 % of a training step's time, "
             "how much faster does the whole step run?"
         ),
-        answer("sparse_end_to_end", "speed-up factor", "speedup", "speedup = 1 / ((1 - 0.6) + 0.6 / 2)"),
+        answer(
+            "sparse_end_to_end", "speed-up factor", "speedup", "speedup = 1 / ((1 - 0.6) + 0.6 / 2)"
+        ),
         test("07.sparse_end_to_end", "speedup"),
         md(
             "## Task 5 (open): dynamic loss scaling\n\n"
@@ -669,8 +699,7 @@ def nb09():  # type: ignore[no-untyped-def]
         ),
         md(HOW),
         setup(
-            SETUP
-            + "from dlperf_widgets import gemm\n"
+            SETUP + "from dlperf_widgets import gemm\n"
             "from dlperf_widgets.live.timing import time_gemm"
         ),
         md(
@@ -907,6 +936,85 @@ def nb11():  # type: ignore[no-untyped-def]
             "step time; at large batch the dequantisation work and the arithmetic start to "
             "count, and the memory capacity caps the batch × context.",
         ),
+def nb12():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 12: low precision, MFU and training at scale\n\n"
+            "Goes with `notebooks/12_low_precision_and_scale.ipynb`. You will compute an "
+            "FP8 scale, the bits of a block-scaled format, a run's MFU, a pipeline bubble and "
+            "an all-reduce time, and check a layer for FP8 alignment."
+        ),
+        md(HOW),
+        setup(
+            SETUP + "from dlperf_widgets.core.formats import number_format\n"
+            "from dlperf_widgets.core.scaling import block_format, fp8_quantize"
+        ),
+        md(
+            "## Task 1: a per-tensor FP8 scale\n\n"
+            "An activation tensor's largest magnitude (amax) is 3.5. With current scaling and "
+            "no margin, by what factor is it multiplied before the cast to FP8 E4M3?"
+        ),
+        answer("fp8_scale", "scale factor", "scale", "scale = number_format('fp8_e4m3').max / 3.5"),
+        test("12.fp8_scale", "scale"),
+        md(
+            "## Task 2: bits per element of NVFP4\n\n"
+            "NVFP4 stores 4-bit E2M1 elements in blocks of 16, each block with one 8-bit E4M3 "
+            "scale (and one FP32 scale per tensor, which you may ignore). How many bits does "
+            "one element cost on average?"
+        ),
+        answer("nvfp4_bits", "bits per element", "bits", "bits = 4 + 8 / 16"),
+        test("12.nvfp4_bits", "bits"),
+        code("block_format('nvfp4')"),
+        md(
+            "## Task 3: MFU of a run\n\n"
+            "A 7-billion-parameter model trains at 60,000 tokens per second on 8 H100 SXM GPUs "
+            "in BF16 (dense peak 989.4 TFLOP/s each). Counting 6 N FLOPs per token (leave out "
+            "the attention term), what is its model FLOPs utilization, as a fraction?"
+        ),
+        answer("mfu", "MFU (fraction)", "mfu", "mfu = 60_000 * 6 * 7e9 / (8 * 989.4e12)"),
+        test("12.mfu", "mfu"),
+        md(
+            "## Task 4: the pipeline bubble\n\n"
+            "A model is split into 8 pipeline stages and each step runs 24 micro-batches with "
+            "the 1F1B schedule. What share of the step does each stage sit idle?"
+        ),
+        answer("bubble", "idle share", "bubble", "bubble = (8 - 1) / (24 + 8 - 1)"),
+        test("12.bubble", "bubble"),
+        md(
+            "## Task 5: all-reduce the gradients\n\n"
+            "The 7B model's BF16 gradients (14 GB) are all-reduced over the 8 GPUs of a server "
+            "with the ring algorithm. NVLink 4 moves 450 GB/s per GPU in each direction. How "
+            "many seconds does it take, ignoring latency?"
+        ),
+        answer("allreduce", "seconds", "t", "t = 2 * (8 - 1) / 8 * 14e9 / 450e9"),
+        test("12.allreduce", "t"),
+        md(
+            "## Task 6: FP8 alignment\n\n"
+            "A Linear layer has 4100 input features. Is that dimension ready for FP8 Tensor "
+            "Core GEMMs? Answer `'yes'` or `'no'`."
+        ),
+        answer(
+            "fp8_alignment", "'yes' or 'no'", "ready", "ready = 'yes' if 4100 % 16 == 0 else 'no'"
+        ),
+        test("12.fp8_alignment", "ready"),
+        md(
+            "## Task 7 (open): delayed scaling\n\n"
+            "Transformer Engine's delayed scaling takes the scale from the largest amax of "
+            "recent steps instead of the tensor being cast. What does that buy, and what "
+            "happens on a step where the tensor suddenly grows 16 times larger?"
+        ),
+        open_answer(
+            "open_delayed",
+            "**Model answer.** The scale is known before the cast, so the cast needs no "
+            "extra pass over the tensor to find its amax (a read of the whole tensor saved, "
+            "and the amax is computed as a by-product of the cast for the next steps). The "
+            "price is a lag: if the tensor grows 16x in one step, the scale still maps the "
+            "old amax to 448, so everything above 448/16 of the new range is clamped to +-448 "
+            "(saturated) on that step. The amax is recorded and the next steps' scale "
+            "adapts; a margin of a few binades, or current scaling for tensors known to jump, "
+            "protects against it.",
+        ),
+        code("fp8_quantize([0.1, 1.0, 16.0], recipe='delayed', amax_history=[1.0])"),
     ]
 
 
@@ -922,6 +1030,7 @@ BUILDERS = {
     "09": ("09_measure_for_real_exercises.ipynb", nb09),
     "10": ("10_fusion_and_launch_overhead_exercises.ipynb", nb10),
     "11": ("11_llm_inference_exercises.ipynb", nb11),
+    "12": ("12_low_precision_and_scale_exercises.ipynb", nb12),
 }
 
 

@@ -2,7 +2,9 @@
 
 Sizes: IEEE 754 (fp64, fp32, fp16); bfloat16 and TF32 as in the NVIDIA A100 whitepaper
 (TF32 is stored as a 32-bit float and rounded to a 10-bit significand inside the Tensor
-Core); FP8 E4M3/E5M2 as in the NVIDIA Hopper whitepaper; int4 packs two values per byte.
+Core); FP8 E4M3/E5M2 as in the NVIDIA Hopper whitepaper; FP4 E2M1 as in the OCP Microscaling
+(MX) specification v1.0 (two per byte; the per-block scales are extra, see core.scaling);
+int4 packs two values per byte.
 """
 
 from __future__ import annotations
@@ -71,6 +73,14 @@ DTYPES: dict[str, Dtype] = {
             "float",
             ("e5m2", "float8_e5m2", "fp8-e5m2"),
             "8-bit float, 5 exponent / 2 mantissa bits",
+        ),
+        Dtype(
+            "fp4_e2m1",
+            4,
+            0.5,
+            "float",
+            ("fp4", "e2m1", "float4_e2m1fn", "fp4-e2m1"),
+            "4-bit float, 2 exponent / 1 mantissa bit, block-scaled (MXFP4, NVFP4)",
         ),
         Dtype("int8", 8, 1, "int", ("i8", "char"), "8-bit integer"),
         Dtype("int4", 4, 0.5, "int", ("i4",), "4-bit integer, two per byte"),

@@ -7,7 +7,8 @@ precision*. Layouts: IEEE 754 for FP64/FP32/FP16; bfloat16 and TF32 (an 8-bit ex
 a 10-bit significand, stored in 32 bits) as in the NVIDIA A100 whitepaper; FP8 E4M3 and E5M2
 as in Micikevicius et al. 2022, "FP8 Formats for Deep Learning" (E5M2 follows IEEE rules;
 E4M3 has no infinities and only the all-ones pattern S.1111.111 is NaN, which buys one more
-binade: largest value 448).
+binade: largest value 448); FP4 E2M1 as in the OCP Microscaling Formats (MX) Specification
+v1.0, section 5.3.3 (no infinities or NaN; largest value 6).
 
 :func:`simulate_cast` rounds an array to a format in numpy (round to nearest, ties to
 even; overflow to infinity or saturation as the format does; gradual underflow through the
@@ -47,7 +48,9 @@ class _Layout:
     exponent_bits: int
     mantissa_bits: int  # stored significand bits (floats) or value bits (ints, no sign)
     storage_bits: int
-    specials: str  # "ieee": all-ones exponent = inf/NaN; "fn": only S.1..1.1..1 is NaN; "int"
+    # "ieee": all-ones exponent = inf/NaN; "fn": only S.1..1.1..1 is NaN; "none": every
+    # pattern is a number (FP4 E2M1, OCP MX spec 5.3.3); "int"
+    specials: str
     overflow: str  # what a too-large value becomes: "inf" or "saturate"
     torch_dtype: str | None
     aliases: tuple[str, ...]
@@ -141,6 +144,18 @@ _LAYOUTS: dict[str, _Layout] = {
             "float8_e5m2",
             ("e5m2", "float8_e5m2", "fp8-e5m2"),
             "FP8 E5M2 (IEEE-like): gradients",
+        ),
+        _Layout(
+            "fp4_e2m1",
+            "float",
+            2,
+            1,
+            4,
+            "none",
+            "saturate",
+            None,
+            ("fp4", "e2m1", "float4_e2m1fn", "fp4-e2m1"),
+            "FP4 E2M1 (no infinities, no NaN; values 0 to 6): the elements of MXFP4 and NVFP4",
         ),
         _Layout(
             "int8",
@@ -244,7 +259,7 @@ class FormatResult(ResultMixin):
 def number_format(name: str) -> FormatResult:
     """Layout and limits of a format: ``number_format('fp16').max == 65504``.
 
-    Names: fp64 fp32 tf32 fp16 bf16 fp8_e4m3 fp8_e5m2 int8 int4 and aliases (half,
+    Names: fp64 fp32 tf32 fp16 bf16 fp8_e4m3 fp8_e5m2 fp4_e2m1 int8 int4 and aliases (half,
     bfloat16, fp8, float8_e4m3fn, e5m2, ...).
     """
     lay = _layout(name)
@@ -282,10 +297,14 @@ def number_format(name: str) -> FormatResult:
         # The all-ones exponent is reserved for inf/NaN: the top binade is 2**e - 2.
         emax = (2**e - 2) - bias
         top_significand = 2 - 2.0**-m  # 1.11...1
-    else:
+    elif lay.specials == "fn":
         # "fn": the all-ones exponent holds numbers too, except S.1..1.1..1 (NaN).
         emax = (2**e - 1) - bias
         top_significand = 2 - 2.0 ** (1 - m)  # 1.11...0
+    else:
+        # "none": no special values at all, the top pattern S.1..1.1..1 is the largest number
+        emax = (2**e - 1) - bias
+        top_significand = 2 - 2.0**-m
     emin = 1 - bias
     largest = math.ldexp(top_significand, emax)
     ulp_top = math.ldexp(1.0, emax - m)
@@ -306,7 +325,7 @@ def number_format(name: str) -> FormatResult:
         max_exponent=emax,
         min_exponent=emin,
         has_inf=lay.specials == "ieee",
-        has_nan=True,
+        has_nan=lay.specials != "none",
         overflow=lay.overflow,
         overflow_threshold=largest + ulp_top / 2,
         underflow_threshold=min_sub / 2,
@@ -345,7 +364,7 @@ def decode(codes: Any, name: str) -> np.ndarray:
     all_ones = ef == 2**e_bits - 1
     if lay.specials == "ieee":
         val = np.where(all_ones, np.where(mf == 0, np.inf, np.nan), val)
-    else:
+    elif lay.specials == "fn":
         val = np.where(all_ones & (mf == 2**m - 1), np.nan, val)
     return sign * val
 

@@ -20,6 +20,7 @@ MODULES = (
     "tasks09",
     "tasks10",
     "tasks11",
+    "tasks12",
 )
 
 

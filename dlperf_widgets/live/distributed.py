@@ -15,25 +15,25 @@ and takes the same SGD step. It checks that
   all-reduce, so they include gloo's small message headers. The gradients travel as one
   flat bucket, as ``DistributedDataParallel`` sends them.
 
-The processes are started with the ``spawn`` method, rendezvous through a file in a
-temporary directory (no network port to pick), and are joined, or terminated after
-``timeout_s``, before the function returns.
+The processes are started with the ``spawn`` method (:func:`._spawn.run_workers`),
+rendezvous through a file in a temporary directory (no network port to pick), and are
+joined, or terminated after ``timeout_s``, before the function returns.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._optional import require
 from ..core._validate import check_int, check_number
-from ..core.errors import DlperfError, InvalidParameter
+from ..core.errors import InvalidParameter
 from ..core.parallel import allreduce_bytes
 from ..core.results import ResultMixin
+from ._spawn import run_workers
 
 __all__ = ["DataParallelResult", "data_parallel_check"]
 
@@ -150,8 +150,6 @@ def data_parallel_check(
 ) -> DataParallelResult:
     """Train a small MLP on ``world_size`` gloo processes and on one; compare."""
     torch = require("torch", "the live data-parallel check")
-    import multiprocessing as mp
-
     import numpy as np
 
     world = check_int("world_size", world_size, minimum=2, maximum=8, allow_array=False)
@@ -174,43 +172,9 @@ def data_parallel_check(
     n_params = int(ref_params.size)
     grad_bytes = n_params * 4
 
-    ctx = mp.get_context("spawn")
-    queue = ctx.SimpleQueue()
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        store = os.path.join(tmp, "rendezvous")
-        procs = [
-            ctx.Process(target=_worker, args=(r, world, store, n_steps, b, queue), daemon=True)
-            for r in range(world)
-        ]
-        for p in procs:
-            p.start()
-        results: list[Any] = []
-        deadline = start + limit
-        try:
-            while len(results) < world:
-                if time.perf_counter() > deadline:
-                    raise DlperfError(f"the data-parallel processes did not finish in {limit:g} s")
-                if not queue.empty():
-                    results.append(queue.get())
-                elif not any(p.is_alive() for p in procs) and queue.empty():
-                    raise DlperfError("a data-parallel process exited without a result")
-                else:
-                    time.sleep(0.02)
-        finally:
-            for p in procs:  # finished workers exit right after their result
-                p.join(timeout=10 if len(results) == world else 0.1)
-            for p in procs:
-                if p.is_alive():
-                    p.terminate()
-                    p.join(5)
-                if p.is_alive():
-                    p.kill()
-                    p.join(5)
+    results = run_workers(_worker, world, (n_steps, b), limit)
     elapsed = time.perf_counter() - start
-    failures = [r for r in results if r[1] is None]
-    if failures:
-        raise DlperfError(f"data-parallel process {failures[0][0]} failed: {failures[0][3]}")
     grad_diff = max(float(np.abs(r[1] - ref_first).max()) for r in results)
     param_diff = max(float(np.abs(r[2] - ref_params).max()) for r in results)
     sent = [s for r in results for s in r[3]]

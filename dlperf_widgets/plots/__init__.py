@@ -13,6 +13,7 @@ from .breakdown import plot_breakdown, plot_memory, plot_passes, plot_pruned
 from .gpu import plot_gpu_peaks
 from .precision import plot_formats, plot_loss_scaling
 from .roofline import plot_gemm, plot_roofline
+from .scaleout import plot_fp8_scaling, plot_pipeline_schedule, plot_step_timeline
 from .sweep import plot_sweep
 from .tiles import plot_tiles, plot_toast, plot_waves
 
@@ -20,13 +21,16 @@ __all__ = [
     "Artists",
     "plot_breakdown",
     "plot_formats",
+    "plot_fp8_scaling",
     "plot_gemm",
     "plot_gpu_peaks",
     "plot_loss_scaling",
     "plot_memory",
     "plot_passes",
+    "plot_pipeline_schedule",
     "plot_pruned",
     "plot_roofline",
+    "plot_step_timeline",
     "plot_sweep",
     "plot_tiles",
     "plot_toast",

@@ -17,6 +17,7 @@ from .memory import MemoryCalculator
 from .precision import FormatExplorer, LossScalingExplorer
 from .predict import Predict
 from .roofline import Roofline
+from .scaleout import Fp8ScalingExplorer, StepTimeCalculator
 from .sparsity import SparsityExplorer
 from .sweep import DimensionSweep
 from .tiles import TileExplorer, WaveExplorer
@@ -24,6 +25,7 @@ from .tiles import TileExplorer, WaveExplorer
 __all__ = [
     "DimensionSweep",
     "FormatExplorer",
+    "Fp8ScalingExplorer",
     "FusionExplorer",
     "GemmExplorer",
     "GpuCard",
@@ -35,6 +37,7 @@ __all__ = [
     "Predict",
     "Roofline",
     "SparsityExplorer",
+    "StepTimeCalculator",
     "TileExplorer",
     "WaveExplorer",
 ]

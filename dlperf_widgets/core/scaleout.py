@@ -1,0 +1,682 @@
+"""Training on many GPUs: pipeline bubbles, collective times, and the time of one step.
+
+- **Pipeline bubble** (Huang et al. 2019, "GPipe"; Narayanan et al. 2021, "Efficient
+  Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", section 2.2): with
+  p stages and m micro-batches each stage idles for p - 1 micro-batch slots while the
+  pipeline fills and drains, a fraction (p - 1) / (m + p - 1) of the step. GPipe (all
+  forwards, then all backwards) and 1F1B (one forward, one backward, after p - 1 warm-up
+  forwards) have the same bubble; 1F1B keeps at most p micro-batches of activations alive
+  instead of m. The interleaved schedule gives each GPU v chunks of layers, which divides
+  the bubble's slots by v: (p - 1) / (v m + p - 1), for v times the pipeline messages.
+  :func:`pipeline_schedule` simulates the schedules op by op (the pictures, and a second
+  computation of the bubble in the tests).
+- **Collectives** on the ring algorithm (Patarasuk & Yuan 2009; Thakur et al. 2005): an
+  all-reduce of S bytes over n ranks is a reduce-scatter and an all-gather, 2 (n - 1)
+  steps, each sending S / n bytes: time 2 (n - 1) alpha + 2 (n - 1)/n S / B with alpha the
+  per-message latency and B the link's one-way bandwidth.
+- **Overlap.** Data-parallel gradients are all-reduced in buckets while the backward pass
+  still runs (Li et al. 2020, "PyTorch Distributed: Experiences on Accelerating Data
+  Parallel Training", section 3.2.3), so only the part that outlasts the backward pass of
+  the last micro-batch is exposed. ZeRO-3 / FSDP moves 3 Psi elements instead of 2 Psi
+  (Rajbhandari et al. 2020, section 7; :mod:`.parallel`), its all-gathers prefetched during
+  the forward and backward passes.
+- **Tensor parallelism** (Shoeybi et al. 2019, "Megatron-LM", section 3): two all-reduces of
+  the b x s x h activation per layer forward and two backward, on the critical path.
+
+:func:`step_time` combines them for a GPT-style transformer on N = data x tensor x pipeline
+GPUs. Compute time comes from the kit's GEMM model (:func:`.gemm.gemm_sweep`) for the
+layer's GEMMs (Q/K/V, attention scores and context, output projection, the two MLP GEMMs,
+each with its two backward GEMMs) and the logit layer; element-wise kernels are left out,
+so the prediction is optimistic by their share (notebook 06).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ._validate import check_choice, check_int, check_number
+from .dtypes import dtype as _dtype
+from .errors import InvalidParameter
+from .gemm import gemm_sweep
+from .gpus import Gpu, _read_csv
+from .gpus import gpu as _gpu
+from .mfu import transformer_flops_per_token, transformer_params
+from .parallel import allgather_bytes, allreduce_bytes, zero_communication_elements
+from .results import ResultMixin
+
+__all__ = [
+    "COLLECTIVES",
+    "SCHEDULES",
+    "AllreduceFit",
+    "CollectiveResult",
+    "Interconnect",
+    "ScheduleResult",
+    "StepResult",
+    "allgather_time",
+    "allreduce_time",
+    "collective",
+    "fit_latency_bandwidth",
+    "interconnect",
+    "interconnect_names",
+    "pipeline_bubble",
+    "pipeline_schedule",
+    "step_time",
+]
+
+SCHEDULES = ("gpipe", "1f1b", "interleaved")
+
+
+# -- links ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interconnect(ResultMixin):
+    """A GPU link from ``data/interconnects.csv``: one-way bandwidth and per-hop latency."""
+
+    name: str
+    kind: str
+    bandwidth_bytes_per_s: float
+    latency_s: float
+    gpus: str
+    source: str
+
+    _units: ClassVar[dict[str, str]] = {"bandwidth_bytes_per_s": "B/s", "latency_s": "s"}
+
+
+@functools.lru_cache(maxsize=1)
+def _links() -> dict[str, Interconnect]:
+    index: dict[str, Interconnect] = {}
+    for r in _read_csv("interconnects.csv"):
+        link = Interconnect(
+            name=r["name"],
+            kind=r["kind"],
+            bandwidth_bytes_per_s=float(r["bandwidth_gb_per_s"]) * 1e9,
+            latency_s=float(r["latency_us"]) * 1e-6,
+            gpus=r["gpus"],
+            source=r["source"],
+        )
+        for key in (r["name"], *r["aliases"].split(";")):
+            if key.strip():
+                index[key.strip().lower()] = link
+    return index
+
+
+def interconnect_names() -> list[str]:
+    return list(dict.fromkeys(link.name for link in _links().values()))
+
+
+def interconnect(name: str | Interconnect) -> Interconnect:
+    """A link by name or alias (``'NVLink4'``, ``'NDR'``), case-insensitively."""
+    if isinstance(name, Interconnect):
+        return name
+    if isinstance(name, str) and name.strip().lower() in _links():
+        return _links()[name.strip().lower()]
+    raise InvalidParameter(
+        f"'link' must be one of {', '.join(interconnect_names())} (got {name!r})"
+    )
+
+
+# Links of a server and between servers, by architecture (interconnects.csv, 'gpus').
+_DEFAULT_LINKS = {
+    "volta": ("NVLink2", "IB-HDR"),
+    "ampere_ga100": ("NVLink3", "IB-HDR"),
+    "hopper": ("NVLink4", "IB-NDR"),
+    "blackwell": ("NVLink5", "IB-XDR"),
+}
+
+
+def default_links(g: Gpu) -> tuple[Interconnect, Interconnect]:
+    """(inside a server, between servers) for a GPU: NVLink of its generation and the
+    InfiniBand of its clusters; PCIe 4 and HDR for GPUs without NVLink."""
+    intra, inter = _DEFAULT_LINKS.get(g.architecture, ("PCIe4", "IB-HDR"))
+    if "pcie" in g.name.lower():
+        intra = "PCIe5" if g.architecture == "hopper" else "PCIe4"
+    return interconnect(intra), interconnect(inter)
+
+
+def _bandwidth_latency(link: Any, bandwidth: Any, latency: Any) -> tuple[float, float]:
+    if link is not None:
+        li = interconnect(link)
+        return li.bandwidth_bytes_per_s, li.latency_s
+    if bandwidth is None:
+        raise InvalidParameter("'link' or 'bandwidth_bytes_per_s' must be given (got neither)")
+    bw = check_number("bandwidth_bytes_per_s", bandwidth, minimum=0, strict=True)
+    lat = check_number("latency_s", 0.0 if latency is None else latency, minimum=0)
+    return bw, lat
+
+
+def _ring_time(
+    size_bytes: Any, ranks: int, link: Any, bandwidth: Any, latency: Any, passes: int
+) -> Any:
+    """``passes`` rounds of n - 1 ring steps, each sending S / n bytes (1: all-gather or
+    reduce-scatter; 2: all-reduce)."""
+    n = check_int("ranks", ranks, allow_array=False)
+    bw, lat = _bandwidth_latency(link, bandwidth, latency)
+    s = np.asarray(size_bytes, dtype=np.float64)
+    if (s < 0).any() or not np.isfinite(s).all():
+        raise InvalidParameter(f"'size_bytes' must be non-negative (got {size_bytes!r})")
+    t = passes * ((n - 1) * lat + allgather_bytes(s, n) / bw) if n > 1 else np.zeros_like(s)
+    return float(t) if np.ndim(t) == 0 else t
+
+
+def allreduce_time(
+    size_bytes: Any,
+    ranks: int,
+    *,
+    link: str | Interconnect | None = None,
+    bandwidth_bytes_per_s: float | None = None,
+    latency_s: float | None = None,
+) -> Any:
+    """Ring all-reduce time: 2 (n - 1) alpha + 2 (n - 1)/n S / B (vectorised over S)."""
+    return _ring_time(size_bytes, ranks, link, bandwidth_bytes_per_s, latency_s, 2)
+
+
+def allgather_time(
+    size_bytes: Any,
+    ranks: int,
+    *,
+    link: str | Interconnect | None = None,
+    bandwidth_bytes_per_s: float | None = None,
+    latency_s: float | None = None,
+) -> Any:
+    """Ring all-gather (or reduce-scatter) time: (n - 1) alpha + (n - 1)/n S / B."""
+    return _ring_time(size_bytes, ranks, link, bandwidth_bytes_per_s, latency_s, 1)
+
+
+@dataclass(frozen=True)
+class CollectiveResult(ResultMixin):
+    """One ring collective on a link: bytes each rank sends, and the time."""
+
+    kind: str
+    size_bytes: float
+    ranks: int
+    link: str
+    sent_bytes_per_rank: float
+    bandwidth_bytes_per_s: float
+    latency_s: float
+    time_s: float
+
+    _units: ClassVar[dict[str, str]] = {
+        "size_bytes": "B",
+        "sent_bytes_per_rank": "B",
+        "bandwidth_bytes_per_s": "B/s",
+        "latency_s": "s",
+        "time_s": "s",
+    }
+
+    def _title(self) -> str:
+        return (
+            f"Ring {self.kind} of {self.size_bytes:,.0f} B over {self.ranks} ranks on {self.link}"
+        )
+
+
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter")
+
+
+def collective(
+    size_bytes: float, ranks: int, *, link: str | Interconnect = "NVLink4", kind: str = "all-reduce"
+) -> CollectiveResult:
+    """Bytes and time of one ring collective of ``size_bytes`` over ``ranks`` on ``link``."""
+    size = check_number("size_bytes", size_bytes, minimum=0)
+    n = check_int("ranks", ranks, maximum=1 << 20, allow_array=False)
+    kind = check_choice("kind", kind, COLLECTIVES)
+    li = interconnect(link)
+    if kind == "all-reduce":
+        sent, t = allreduce_bytes(size, n), allreduce_time(size, n, link=li)
+    else:
+        sent, t = allgather_bytes(size, n), allgather_time(size, n, link=li)
+    return CollectiveResult(
+        kind=kind,
+        size_bytes=size,
+        ranks=n,
+        link=li.name,
+        sent_bytes_per_rank=float(sent),
+        bandwidth_bytes_per_s=li.bandwidth_bytes_per_s,
+        latency_s=li.latency_s,
+        time_s=float(t),
+    )
+
+
+@dataclass(frozen=True)
+class AllreduceFit(ResultMixin):
+    """Least-squares fit of all-reduce times to latency + size / bandwidth.
+
+    ``time_per_byte_s`` is the slope; ``bus_bandwidth_bytes_per_s`` converts it into the
+    one-way link bandwidth the ring model implies, 2 (n - 1)/n / slope (NCCL's "bus
+    bandwidth"); ``r_squared`` says how well a straight line explains the times.
+    """
+
+    ranks: int
+    latency_s: float
+    time_per_byte_s: float
+    algorithm_bandwidth_bytes_per_s: float
+    bus_bandwidth_bytes_per_s: float
+    r_squared: float
+    points: int
+
+    _units: ClassVar[dict[str, str]] = {
+        "latency_s": "s",
+        "algorithm_bandwidth_bytes_per_s": "B/s",
+        "bus_bandwidth_bytes_per_s": "B/s",
+    }
+
+    def _title(self) -> str:
+        return f"All-reduce over {self.ranks} ranks: latency + size / bandwidth"
+
+
+def fit_latency_bandwidth(size_bytes: Any, times_s: Any, ranks: int = 2) -> AllreduceFit:
+    """Fit t = a + b S to measured all-reduce times (at least two distinct sizes)."""
+    n = check_int("ranks", ranks, minimum=2, allow_array=False)
+    s = np.asarray(size_bytes, dtype=np.float64).ravel()
+    t = np.asarray(times_s, dtype=np.float64).ravel()
+    if s.size != t.size or s.size < 2 or np.unique(s).size < 2:
+        raise InvalidParameter(
+            f"'size_bytes' must hold at least two different sizes, one per time (got {s.size} "
+            f"sizes for {t.size} times)"
+        )
+    if not (np.isfinite(t).all() and (t > 0).all()):
+        raise InvalidParameter("'times_s' must be positive finite numbers (got another value)")
+    b, a = np.polyfit(s, t, 1)
+    pred = a + b * s
+    ss_res = float(((t - pred) ** 2).sum())
+    ss_tot = float(((t - t.mean()) ** 2).sum())
+    slope = max(float(b), 1e-300)
+    return AllreduceFit(
+        ranks=n,
+        latency_s=float(a),
+        time_per_byte_s=float(b),
+        algorithm_bandwidth_bytes_per_s=1.0 / slope,
+        bus_bandwidth_bytes_per_s=float(allreduce_bytes(1.0, n)) / slope,
+        r_squared=1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0,
+        points=int(s.size),
+    )
+
+
+# -- pipeline schedules -------------------------------------------------------------------
+
+
+def pipeline_bubble(
+    stages: int, micro_batches: Any, schedule: str = "1f1b", chunks: int = 1
+) -> Any:
+    """Share of a step a pipeline stage is idle: (p - 1) / (v m + p - 1).
+
+    ``chunks`` (v) applies to the interleaved schedule only; GPipe and 1F1B have v = 1.
+    """
+    p = check_int("stages", stages, allow_array=False)
+    m = check_int("micro_batches", micro_batches)
+    schedule = check_choice("schedule", schedule, SCHEDULES)
+    v = check_int("chunks", chunks, allow_array=False)
+    if schedule != "interleaved":
+        v = 1
+    bubble = (p - 1) / (v * np.asarray(m, dtype=np.float64) + p - 1)
+    return float(bubble) if bubble.ndim == 0 else bubble
+
+
+@dataclass(frozen=True)
+class ScheduleResult(ResultMixin):
+    """A pipeline schedule simulated op by op (unit times by default).
+
+    ``ops`` is a tuple of (stage, micro_batch, kind 'F' or 'B', start, end). ``bubble_fraction``
+    is the idle share of stage-time; ``max_in_flight`` the most micro-batches whose
+    activations a stage holds at once (stage 0 holds the most).
+    """
+
+    schedule: str
+    stages: int
+    micro_batches: int
+    forward_time: float
+    backward_time: float
+    total_time: float
+    bubble_fraction: float
+    formula_bubble_fraction: float
+    max_in_flight: int
+    ops: tuple[tuple[int, int, str, float, float], ...] = field(default=(), repr=False)
+
+    _hidden: ClassVar[tuple[str, ...]] = ("ops",)
+
+    def _title(self) -> str:
+        return f"{self.schedule} pipeline: {self.stages} stages, {self.micro_batches} micro-batches"
+
+
+def _stage_order(schedule: str, s: int, p: int, m: int) -> list[tuple[str, int]]:
+    if schedule == "gpipe":
+        return [("F", i) for i in range(m)] + [("B", i) for i in range(m)]
+    warm = min(p - s - 1, m)
+    order = [("F", i) for i in range(warm)]
+    for i in range(m - warm):
+        order += [("F", warm + i), ("B", i)]
+    order += [("B", i) for i in range(m - warm, m)]
+    return order
+
+
+def pipeline_schedule(
+    stages: int,
+    micro_batches: int,
+    schedule: str = "1f1b",
+    *,
+    forward_time: float = 1.0,
+    backward_time: float = 2.0,
+) -> ScheduleResult:
+    """Simulate GPipe or 1F1B: each stage runs its ops in order, as soon as their input is
+    ready (a forward needs the previous stage's forward of the same micro-batch, a backward
+    the next stage's backward). The backward pass costs about twice the forward (two GEMMs
+    per forward GEMM), hence the default times."""
+    p = check_int("stages", stages, maximum=64, allow_array=False)
+    m = check_int("micro_batches", micro_batches, maximum=256, allow_array=False)
+    schedule = check_choice("schedule", schedule, ("gpipe", "1f1b"))
+    tf = check_number("forward_time", forward_time, minimum=0, strict=True)
+    tb = check_number("backward_time", backward_time, minimum=0, strict=True)
+    orders = [_stage_order(schedule, s, p, m) for s in range(p)]
+    done: dict[tuple[str, int, int], float] = {}
+    free = [0.0] * p
+    pos = [0] * p
+    ops: list[tuple[int, int, str, float, float]] = []
+    remaining = 2 * p * m
+    while remaining:
+        progressed = False
+        for s in range(p):
+            while pos[s] < len(orders[s]):
+                kind, i = orders[s][pos[s]]
+                if kind == "F":
+                    dep = done.get(("F", s - 1, i)) if s > 0 else 0.0
+                else:
+                    dep = done.get(("B", s + 1, i)) if s < p - 1 else done.get(("F", s, i))
+                if dep is None:
+                    break
+                start = max(free[s], dep)
+                end = start + (tf if kind == "F" else tb)
+                done[(kind, s, i)] = end
+                free[s] = end
+                ops.append((s, i, kind, start, end))
+                pos[s] += 1
+                remaining -= 1
+                progressed = True
+        if not progressed:  # pragma: no cover - the orders above never deadlock
+            raise RuntimeError("pipeline schedule deadlocked")
+    total = max(free)
+    busy = p * m * (tf + tb)
+    in_flight = 0
+    for s in range(p):
+        live = peak = 0
+        for _, _, kind, _, _ in sorted((o for o in ops if o[0] == s), key=lambda o: o[3]):
+            live += 1 if kind == "F" else -1
+            peak = max(peak, live)
+        in_flight = max(in_flight, peak)
+    return ScheduleResult(
+        schedule=schedule,
+        stages=p,
+        micro_batches=m,
+        forward_time=tf,
+        backward_time=tb,
+        total_time=total,
+        bubble_fraction=1.0 - busy / (p * total),
+        formula_bubble_fraction=(p - 1) / (m + p - 1),
+        max_in_flight=in_flight,
+        ops=tuple(ops),
+    )
+
+
+# -- one training step on N GPUs -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepResult(ResultMixin):
+    """The predicted time of one training step on N GPUs, what it is made of, and its MFU.
+
+    Times are per step on one GPU. ``compute_s``: the GEMMs of all micro-batches;
+    ``tensor_parallel_s`` and ``pipeline_p2p_s``: communication on the critical path;
+    ``bubble_s``: pipeline fill and drain; ``data_parallel_s``: the whole gradient
+    all-reduce (or ZeRO-3 traffic), of which ``data_parallel_exposed_s`` is not hidden
+    behind the backward pass. ``timeline`` lists (lane, label, start_s, duration_s) for a
+    picture of one GPU's step.
+    """
+
+    gpu: str
+    dtype: str
+    gpus: int
+    data_parallel: int
+    tensor_parallel: int
+    pipeline_parallel: int
+    schedule: str
+    micro_batches: int
+    micro_batch: int
+    global_batch: int
+    params: float
+    tokens_per_step: int
+    model_flops_per_step: float
+    compute_s: float
+    tensor_parallel_s: float
+    pipeline_p2p_s: float
+    bubble_s: float
+    data_parallel_s: float
+    data_parallel_exposed_s: float
+    step_s: float
+    tokens_per_s: float
+    mfu: float
+    intra_link: str
+    inter_link: str
+    timeline: tuple[tuple[str, str, float, float], ...] = field(default=(), repr=False)
+
+    _units: ClassVar[dict[str, str]] = {
+        "model_flops_per_step": "FLOP",
+        "compute_s": "s",
+        "tensor_parallel_s": "s",
+        "pipeline_p2p_s": "s",
+        "bubble_s": "s",
+        "data_parallel_s": "s",
+        "data_parallel_exposed_s": "s",
+        "step_s": "s",
+    }
+    _hidden: ClassVar[tuple[str, ...]] = ("timeline",)
+
+    def _title(self) -> str:
+        return (
+            f"Training step on {self.gpus} x {self.gpu} (DP {self.data_parallel}, "
+            f"TP {self.tensor_parallel}, PP {self.pipeline_parallel}): MFU {self.mfu:.1%}"
+        )
+
+
+def _layer_gemm_times(
+    tokens: int, mb: int, s: int, h: int, heads: int, ffn: int, tp: int, vocab: int, d: str, g: Gpu
+) -> tuple[float, float, float, float]:
+    """(forward, backward) seconds of one layer's GEMMs, and of the logit layer."""
+    hd = h // heads
+    bh = mb * heads // tp
+    # forward GEMMs as (batch, M, N, K): QKV, scores, context, output, MLP up, MLP down
+    fwd = np.array(
+        [
+            (1, tokens, 3 * h // tp, h),
+            (bh, s, s, hd),
+            (bh, s, hd, s),
+            (1, tokens, h, h // tp),
+            (1, tokens, ffn // tp, h),
+            (1, tokens, h, ffn // tp),
+            (1, tokens, vocab // tp, h),  # the logit layer (last stage only)
+        ],
+        dtype=np.int64,
+    )
+    # backward: the input gradient (M x K from M x N and N x K) and the weight gradient
+    # (K x N from K x M and M x N) of every forward GEMM
+    bwd = np.concatenate([fwd[:, [0, 1, 3, 2]], fwd[:, [0, 3, 2, 1]]])
+    allg = np.concatenate([fwd, bwd])
+    t = gemm_sweep(allg[:, 1], allg[:, 2], allg[:, 3], batch=allg[:, 0], dtype=d, gpu=g)
+    times = np.asarray(t.predicted_time_s, dtype=np.float64)
+    nf = len(fwd)
+    f, b = times[:nf], times[nf:]
+    b_pairs = b[:nf] + b[nf:]
+    return float(f[:6].sum()), float(b_pairs[:6].sum()), float(f[6]), float(b_pairs[6])
+
+
+def step_time(
+    *,
+    layers: int = 32,
+    hidden: int = 4096,
+    heads: int = 32,
+    seq_len: int = 4096,
+    vocab: int = 32000,
+    ffn_mult: int = 4,
+    global_batch: int = 512,
+    micro_batch: int = 1,
+    gpus: int = 64,
+    tensor_parallel: int = 1,
+    pipeline_parallel: int = 1,
+    schedule: str = "1f1b",
+    chunks: int = 1,
+    zero: int = 1,
+    overlap: bool = True,
+    gpu: str | Gpu = "H100",
+    dtype: str = "bf16",
+    gpus_per_node: int = 8,
+    intra_link: str | None = None,
+    inter_link: str | None = None,
+    grad_bytes: int = 2,
+) -> StepResult:
+    """Predict one training step of a GPT-style model on ``gpus`` GPUs, and its MFU.
+
+    ``gpus`` = data x tensor x pipeline parallel; ``global_batch`` sequences per step are
+    split over the data-parallel replicas and run as micro-batches of ``micro_batch``.
+    Tensor-parallel groups sit inside a server (``intra_link``); data-parallel and
+    pipeline traffic crosses servers (``inter_link``) once a group spans more than
+    ``gpus_per_node`` GPUs. ``zero=3`` models ZeRO-3 / FSDP traffic (3 Psi instead of
+    2 Psi); ``overlap`` hides gradient traffic behind the last micro-batch's backward pass.
+    """
+    L = check_int("layers", layers, maximum=1024, allow_array=False)
+    h = check_int("hidden", hidden, maximum=1 << 17, allow_array=False)
+    a = check_int("heads", heads, maximum=1024, allow_array=False)
+    s = check_int("seq_len", seq_len, maximum=1 << 20, allow_array=False)
+    V = check_int("vocab", vocab, maximum=1 << 22, allow_array=False)
+    f = check_int("ffn_mult", ffn_mult, maximum=64, allow_array=False)
+    B = check_int("global_batch", global_batch, maximum=1 << 24, allow_array=False)
+    mb = check_int("micro_batch", micro_batch, maximum=1 << 16, allow_array=False)
+    N = check_int("gpus", gpus, maximum=1 << 20, allow_array=False)
+    tp = check_int("tensor_parallel", tensor_parallel, maximum=1024, allow_array=False)
+    pp = check_int("pipeline_parallel", pipeline_parallel, maximum=1024, allow_array=False)
+    schedule = check_choice("schedule", schedule, SCHEDULES)
+    v = check_int("chunks", chunks, maximum=64, allow_array=False)
+    zero = check_int("zero", zero, minimum=0, maximum=3, allow_array=False)
+    npn = check_int("gpus_per_node", gpus_per_node, maximum=1024, allow_array=False)
+    gbytes = check_int("grad_bytes", grad_bytes, maximum=8, allow_array=False)
+    if not isinstance(overlap, bool):
+        raise InvalidParameter(f"'overlap' must be True or False (got {overlap!r})")
+    if h % a:
+        raise InvalidParameter(f"'heads' must divide hidden ({h}) (got {a})")
+    if N % (tp * pp):
+        raise InvalidParameter(
+            f"'gpus' must be a multiple of tensor_parallel x pipeline_parallel ({tp * pp}) "
+            f"(got {N})"
+        )
+    dp = N // (tp * pp)
+    if a % tp or h % tp or V % tp:
+        raise InvalidParameter(
+            f"'tensor_parallel' must divide heads ({a}), hidden ({h}) and vocab ({V}) (got {tp})"
+        )
+    if L % (pp * (v if schedule == "interleaved" else 1)):
+        raise InvalidParameter(
+            f"'pipeline_parallel' x chunks must divide layers ({L}) "
+            f"(got {pp} x {v if schedule == 'interleaved' else 1})"
+        )
+    if B % (dp * mb):
+        raise InvalidParameter(
+            f"'global_batch' must be a multiple of data_parallel x micro_batch ({dp} x {mb}) "
+            f"(got {B})"
+        )
+    g = _gpu(gpu)
+    d = _dtype(dtype)
+    g.peak_flops(d)  # the GPU must run the dtype: the standard message otherwise
+    m = B // (dp * mb)
+    intra, inter = default_links(g)
+    if intra_link is not None:
+        intra = interconnect(intra_link)
+    if inter_link is not None:
+        inter = interconnect(inter_link)
+    tokens = mb * s
+
+    lf, lb, hf, hb = _layer_gemm_times(tokens, mb, s, h, a, f * h, tp, V, d.name, g)
+    per_stage = L // pp
+    fwd = per_stage * lf + hf  # the slowest stage: its layers and the logit layer
+    bwd = per_stage * lb + hb
+    act_bytes = tokens * h * d.bytes_per_element
+    tp_link = intra if tp <= npn else inter
+    tp_ar = allreduce_time(act_bytes, tp, link=tp_link)
+    tp_f = tp_b = 2 * per_stage * tp_ar  # Megatron: 2 all-reduces forward, 2 backward
+    pp_link = intra if tp * pp <= npn else inter
+    p2p = 0.0 if pp == 1 else act_bytes / pp_link.bandwidth_bytes_per_s + pp_link.latency_s
+    slot_f, slot_b = fwd + tp_f + p2p, bwd + tp_b + p2p
+    vv = v if schedule == "interleaved" else 1
+    bubble = (pp - 1) / vv * (slot_f + slot_b)
+    pipeline_total = m * (slot_f + slot_b) + bubble
+    if schedule == "interleaved" and pp > 1:
+        # v times the stage boundaries, each crossed forward and backward by every micro-batch
+        pipeline_total += m * 2 * (vv - 1) * p2p
+
+    params = transformer_params(L, h, ffn_mult=f) + V * h
+    local_params = params / (tp * pp)
+    dp_link = intra if N <= npn else inter
+    elements = zero_communication_elements(local_params, 3 if zero == 3 else 0)
+    # 2 Psi elements = one all-reduce of Psi; ZeRO-3 moves 1.5 times as much
+    dp_time = (
+        allreduce_time(local_params * gbytes, dp, link=dp_link) * elements / (2 * local_params)
+        if dp > 1
+        else 0.0
+    )
+    window = (bwd if zero < 3 else fwd + bwd) if overlap else 0.0
+    exposed = max(0.0, dp_time - window)
+    step = pipeline_total + exposed
+    tokens_step = B * s
+    flops = transformer_flops_per_token(params - V * h, layers=L, hidden=h, seq_len=s)
+    flops = (flops + 6.0 * V * h) * tokens_step  # the logit layer's weights count too
+    peak = g.peak_flops(d)
+
+    timeline: list[tuple[str, str, float, float]] = []
+    t = 0.0
+    if pp > 1:
+        timeline.append(("compute", "pipeline fill", t, bubble / 2))
+        t += bubble / 2
+    # one entry per micro-batch pass; past 32 micro-batches, groups of them (same total)
+    group = max(1, -(-m // 32))
+    for i in range(0, m, group):
+        k = min(group, m - i)
+        for label, comp, comm in (("forward", fwd, tp_f + p2p), ("backward", bwd, tp_b + p2p)):
+            timeline.append(("compute", label, t, k * comp))
+            t += k * comp
+            if comm > 0:
+                timeline.append(("network", "tensor/pipeline comm", t, k * comm))
+                t += k * comm
+    if pp > 1:
+        timeline.append(("compute", "pipeline drain", t, bubble / 2))
+        t += bubble / 2
+    if dp_time > 0:
+        start = t - (min(dp_time, window) if overlap else 0.0)
+        label = "gradient all-reduce" if zero < 3 else "ZeRO-3 traffic"
+        timeline.append(("network", label, start, dp_time))
+    return StepResult(
+        gpu=g.name,
+        dtype=d.name,
+        gpus=N,
+        data_parallel=dp,
+        tensor_parallel=tp,
+        pipeline_parallel=pp,
+        schedule=schedule,
+        micro_batches=m,
+        micro_batch=mb,
+        global_batch=B,
+        params=params,
+        tokens_per_step=tokens_step,
+        model_flops_per_step=flops,
+        compute_s=m * (fwd + bwd),
+        tensor_parallel_s=m * (tp_f + tp_b),
+        pipeline_p2p_s=m * 2 * p2p * (vv if pp > 1 else 1),
+        bubble_s=bubble,
+        data_parallel_s=dp_time,
+        data_parallel_exposed_s=exposed,
+        step_s=step,
+        tokens_per_s=tokens_step / step,
+        mfu=flops / (step * N * peak),
+        intra_link=intra.name,
+        inter_link=inter.name,
+        timeline=tuple(timeline),
+    )
