@@ -45,10 +45,11 @@ def test_fused_bytes_by_hand():
 
 
 def test_large_chains_speed_up_by_the_traffic_ratio():
-    """Far above the small-tensor regime the predicted speedup equals the bytes ratio."""
+    """Far above the small-tensor regime the predicted speedup approaches the bytes ratio (each
+    kernel's fixed cost of a few microseconds is all that keeps it below)."""
     r = fusion_chain("bias, gelu", elements=BIG, gpu="A100")
     assert r.bytes_unfused / r.bytes_fused == 2.0
-    assert r.speedup == pytest.approx(2.0, rel=1e-6)
+    assert r.speedup == pytest.approx(2.0, rel=1e-4) and r.speedup < 2.0
     assert r.time_fused_s < r.time_unfused_s
 
 
