@@ -219,3 +219,33 @@ def test_gemm_explorer_bad_tile_shows_inline_message(
     assert "tile" in (error.text_content() or "").lower()
     report = labdriver.notebook_report(page, explorer_path)
     assert not report["errors"] and not report["domErrors"], report
+
+
+def test_predict_reveals_the_answer_only_after_a_guess(
+    page: Any, lab_server: labdriver.LabServer, lab_root: Path, screenshots: Path
+) -> None:
+    """Guards the prediction cell: before a guess the page shows the question and no answer;
+    typing a guess and pressing Enter brings back the core's answer with how far off the
+    guess was."""
+    cells = [
+        "# Predict in the browser",
+        "import dlperf_widgets as dw\n\n"
+        "q = dw.Predict('Arithmetic intensity of 8192 x 128 x 8192 in FP16?',\n"
+        "               lambda: dw.gemm(8192, 128, 8192, dtype='fp16', gpu='V100')"
+        ".arithmetic_intensity,\n"
+        "               unit='FLOP/B')\nq",
+    ]
+    open_widget_notebook(page, lab_server, lab_root, "predict", cells)
+    answer = page.locator(".dlperf-predict-answer").first
+    assert "124.1" not in (page.locator(".dlperf-predict").first.text_content() or "")
+    field = page.locator(".dlperf-predict .widget-text input").first
+    field.fill("100")
+    field.press("Enter")
+    page.wait_for_function(
+        "() => (document.querySelector('.dlperf-predict-answer') || {}).textContent"
+        " && document.querySelector('.dlperf-predict-answer').textContent.includes('124.1')",
+        timeout=15_000,
+    )
+    text = answer.text_content() or ""
+    page.locator(".jp-OutputArea-output").first.screenshot(path=str(screenshots / "predict.png"))
+    assert "124.1 FLOP/B" in text and "too low" in text
