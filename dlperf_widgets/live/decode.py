@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._optional import require
-from ..core._validate import check_int
+from ..core._validate import check_choice, check_int
 from ..core.inference import LlmSpec, kv_cache_bytes, llm, weight_bytes
 from ..core.results import ResultMixin
 
@@ -114,6 +114,7 @@ def decoder(spec: str | LlmSpec = TINY_MODEL, dtype: str = "fp32") -> Any:
     """A torch decoder of ``spec``'s shape with random weights (``dtype`` fp32 or bf16)."""
     torch = _torch()
     s = llm(spec)
+    dtype = check_choice("dtype", dtype, ("fp32", "bf16"))
     td = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype]
     torch.manual_seed(0)
     return _classes()[1](s).to(td).eval()
@@ -165,6 +166,7 @@ def measure_decode(
     b = check_int("batch", batch, allow_array=False, maximum=256)
     c = check_int("context", context, allow_array=False, minimum=2, maximum=8192)
     n = check_int("steps", steps, allow_array=False, maximum=c - 1)
+    dtype = check_choice("dtype", dtype, ("fp32", "bf16"))
     model = decoder(s, dtype)
     cache = model.new_cache(b, c)
     prompt = c - n

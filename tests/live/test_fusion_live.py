@@ -61,3 +61,19 @@ def test_decoder_weights_and_cache_match_the_core():
     assert m.weight_bytes_measured == m.weight_bytes_model
     assert m.kv_cache_bytes_measured == 2 * kv_cache_bytes(TINY_MODEL, context=32, batch=2)
     assert m.decode_step_s > 0
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: measure_decode(dtype="fp8"), "'dtype' must be one of fp32, bf16"),
+        (lambda: measure_decode(context=8, steps=8), "'steps' must be an integer between"),
+        (lambda: attention_saved_memory(0), "'seq_len' must be"),
+    ],
+)
+def test_measurements_reject_bad_input(call, message):
+    """Bad arguments to the measurements give the kit's one-sentence error, before any work."""
+    from dlperf_widgets.core.errors import InvalidParameter
+
+    with pytest.raises(InvalidParameter, match=message):
+        call()
