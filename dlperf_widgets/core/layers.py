@@ -50,7 +50,6 @@ GEMM mappings (A is M x K, B is K x N, C is M x N; FLOPs 2 M N K):
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
