@@ -222,8 +222,8 @@ def _sdpa_gemms(args: Any, backward: bool, sizer: _Sizer) -> list[_Launch]:
 
 
 def _storage(t: Any) -> int:
-    """Address of a tensor's storage (0 on the meta device, which has none)."""
-    return 0 if t.is_meta else int(t.untyped_storage().data_ptr())
+    """Identity of a tensor's storage, shared by its views (on the meta device too)."""
+    return int(t.untyped_storage()._cdata)
 
 
 def _classify(
@@ -266,6 +266,8 @@ def _classify(
         return "view", "", 0.0, 0.0, []
     outs = _tensors(out, torch)
     ins = _tensors(list(args) + list((kwargs or {}).values()), torch)
+    if name == "embedding":  # a gather reads the rows it copies, not the whole table
+        ins = ins[1:] + outs
     nbytes = sum(sizer(t) for t in ins) + sum(sizer(t) for t in outs)
     out_elements = float(sum(t.numel() for t in outs))
     if name in _NORMS:
@@ -318,7 +320,7 @@ def trace_module(
     sizer = _Sizer(torch, d.bytes_per_element)
     params = (
         {tuple(int(s) for s in p.shape) for p in module.parameters()},
-        {_storage(p) for p in module.parameters()} - {0},
+        {_storage(p) for p in module.parameters()},
     )
     root = type(module).__name__
     counts: Counter[tuple[Any, ...]] = Counter()
