@@ -15,6 +15,7 @@ _EXTRA = {
     "ipywidgets": "widgets",
     "IPython": "widgets",
     "traitlets": "widgets",
+    "transformers": "live",
 }
 
 

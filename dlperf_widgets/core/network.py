@@ -74,6 +74,8 @@ class NetworkResult(ResultMixin):
     backward_time_s: float
     total_time_s: float
     findings: tuple[Finding, ...] = field(default=())
+    # aten operations of an analysed PyTorch model that no core model prices, with counts
+    unpriced_ops: dict[str, int] = field(default_factory=dict)
 
     _units: ClassVar[dict[str, str]] = {
         "flops": "FLOP",
@@ -111,12 +113,20 @@ class NetworkResult(ResultMixin):
         )
         if self.findings:
             text += "\nfindings:\n" + "\n".join(f"  {f}" for f in self.findings)
+        if self.unpriced_ops:
+            text += "\n" + self._unpriced_line()
         return text
+
+    def _unpriced_line(self) -> str:
+        items = ", ".join(f"{k} x{v}" for k, v in sorted(self.unpriced_ops.items()))
+        return f"not priced (no model for these operations): {items}"
 
     def _repr_html_(self) -> str:
         out = super()._repr_html_()
         out += f"<pre>{html.escape(self._class_table())}</pre>"
         out += f"<pre>{html.escape(describe_passes(self.ops))}</pre>"
+        if self.unpriced_ops:
+            out += f"<p class='dlperf-unpriced'>{html.escape(self._unpriced_line())}</p>"
         if self.findings:
             items = "".join(f"<li>{html.escape(str(f))}</li>" for f in self.findings)
             out += f"<ul class='dlperf-findings'>{items}</ul>"

@@ -1,214 +1,467 @@
-"""Analyse a real PyTorch model: run it once on an example input and model every layer.
+"""Analyse any PyTorch model: every aten operation it runs, priced by the analytical core.
 
-Forward hooks record, in execution order, each supported module and the shapes it saw;
-each becomes a :class:`~dlperf_widgets.core.network.LayerSpec` and the analytical core
-models its forward and backward passes, so a learner gets the same table and class split
-as :func:`dlperf_widgets.core.network.transformer` for their own network.
+The module runs once (forward, and for training a backward pass from the sum of its
+output) under a recorder at PyTorch's dispatcher (a ``TorchDispatchMode``), so every
+kernel-level operation is seen whatever module class or function issued it: transformers'
+``Conv1D``, attention written as ``torch.matmul``, ``F.silu``, RMSNorm built from ``pow``
+and ``mean``. Each operation becomes a core operation:
 
-Supported modules: Linear, Conv2d, LSTM, GRU, MultiheadAttention (self-attention),
-BatchNorm1d/2d/3d, LayerNorm, ReLU (and its variants), GELU, Sigmoid, Tanh, Softmax,
-Dropout, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and Embedding. Other modules are
-looked into (their children are hooked); operations called as plain functions inside a
-``forward`` are not seen.
+- matrix products (``mm``, ``addmm``, ``bmm``, ``baddbmm``), convolutions of any rank
+  (transposed and grouped included; their backward split into the input gradient and the
+  weight gradient) and fused attention (``_scaled_dot_product_*``) become GEMM passes with
+  their M, N, K, priced by :func:`dlperf_widgets.core.layers._gemm_pass`;
+- element-wise operations, reductions, normalizations, softmax, embeddings and copies
+  become memory-limited passes whose bytes are the real tensors read and written, priced by
+  :func:`dlperf_widgets.core.memlimited.memory_pass`;
+- views (``view``, ``transpose``, ``expand``, ...) launch no kernel and cost nothing;
+- anything else is listed in ``unpriced_ops`` with its count: nothing is dropped silently.
+
+FLOP convention (that of ``torch.utils.flop_counter.FlopCounterMode``): 2 M N K per GEMM;
+a convolution's input and weight gradients each do the forward's work; fused attention
+counts its two forward products and four backward products (flash kernels also recompute
+the scores in backward, which this count, like PyTorch's, leaves out). Element-wise
+operations count one operation per output element (normalizations five); they are
+reported under their classes but are not what the tests check to 0.5 %.
+
+Each operation keeps the module path that ran it (``transformer.h.0.attn.c_attn``); the
+same operation with the same shapes in the same module is listed once with its count.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
+from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from .._optional import require
+from ..core.alignment import Finding, alignment_findings
+from ..core.dtypes import Dtype
+from ..core.dtypes import dtype as _dtype
 from ..core.errors import InvalidParameter
-from ..core.network import LayerSpec, NetworkResult, network
+from ..core.gpus import Gpu
+from ..core.gpus import gpu as _gpu
+from ..core.layers import _gemm_pass
+from ..core.memlimited import PassResult, check_training, memory_pass
+from ..core.network import NetworkResult, _assemble
 
-__all__ = ["SUPPORTED_MODULES", "analyze_module", "module_layers"]
-
-# torch class name -> core layer kind (activations map to the op with the same cost class)
-SUPPORTED_MODULES: dict[str, str] = {
-    "Linear": "linear",
-    "Conv2d": "conv2d",
-    "LSTM": "lstm",
-    "GRU": "gru",
-    "MultiheadAttention": "attention",
-    "BatchNorm1d": "batchnorm",
-    "BatchNorm2d": "batchnorm",
-    "BatchNorm3d": "batchnorm",
-    "LayerNorm": "layernorm",
-    "ReLU": "relu",
-    "ReLU6": "relu",
-    "LeakyReLU": "relu",
-    "GELU": "gelu",
-    "Sigmoid": "sigmoid",
-    "Tanh": "tanh",
-    "Softmax": "softmax",
-    "Dropout": "dropout",
-    "MaxPool2d": "maxpool",
-    "AvgPool2d": "avgpool",
-    "AdaptiveAvgPool2d": "avgpool",
-    "Embedding": "embedding",
-}
+__all__ = ["TracedOp", "analyze_module", "price_ops", "trace_module"]
 
 _TORCH_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}
 
+# Operations that launch no kernel: new views of existing storage, metadata, no-ops.
+_VIEWS = frozenset(
+    "view _unsafe_view reshape alias t transpose permute expand slice select unsqueeze "
+    "squeeze split split_with_sizes unbind as_strided detach lift_fresh empty empty_like "
+    "empty_strided new_empty new_empty_strided unfold diagonal narrow chunk _reshape_alias "
+    "view_as _to_copy_noop set_ resize_ is_same_size".split()
+)
+# Statistical normalizations: reductions over an axis (the slides' class).
+_NORMS = frozenset(
+    "native_layer_norm native_layer_norm_backward _softmax _safe_softmax softmax "
+    "_softmax_backward_data _log_softmax _log_softmax_backward_data native_batch_norm "
+    "native_batch_norm_backward _native_batch_norm_legit _native_batch_norm_legit_functional "
+    "_native_batch_norm_legit_no_training cudnn_batch_norm cudnn_batch_norm_backward "
+    "native_group_norm native_group_norm_backward sum mean amax amin max min var var_mean "
+    "std std_mean norm linalg_vector_norm logsumexp prod max_pool2d_with_indices "
+    "max_pool2d_with_indices_backward max_pool3d_with_indices "
+    "max_pool3d_with_indices_backward avg_pool2d avg_pool2d_backward avg_pool3d "
+    "avg_pool3d_backward _adaptive_avg_pool2d _adaptive_avg_pool2d_backward "
+    "_adaptive_avg_pool3d _adaptive_avg_pool3d_backward nll_loss_forward nll_loss_backward "
+    "nll_loss2d_forward nll_loss2d_backward _fused_rms_norm _fused_rms_norm_backward "
+    "argmax argmin cumsum".split()
+)
+# Element-wise operations, gathers and copies named explicitly (pointwise ops are also
+# recognised by PyTorch's own ``pointwise`` tag).
+_ELEMENTWISE = frozenset(
+    "clone copy_ _to_copy contiguous cat stack embedding embedding_dense_backward "
+    "index_select index index_put index_put_ gather scatter scatter_add masked_fill "
+    "masked_fill_ where native_dropout native_dropout_backward bernoulli bernoulli_ "
+    "zeros zeros_like ones ones_like full full_like fill_ zero_ arange scalar_tensor "
+    "new_zeros new_ones new_full tril triu tril_ triu_ slice_backward select_backward "
+    "constant_pad_nd repeat roll flip _unsafe_index upsample_nearest2d "
+    "upsample_nearest2d_backward upsample_bilinear2d upsample_bilinear2d_backward "
+    "threshold_backward gelu_backward silu_backward tanh_backward sigmoid_backward "
+    "hardtanh_backward leaky_relu_backward elu_backward _unsafe_index_put rand randn "
+    "uniform_ normal_ pixel_shuffle pixel_unshuffle col2im im2col".split()
+)
+_NORM_FLOPS_PER_ELEMENT = 5
+# One launch of a contraction: (pass, m, n, k, batch, tensor bytes or None, style), style
+# 'gemm' (a GEMM pass), 'direct' (a depthwise convolution: direct kernel, memory-limited,
+# as core.layers models it) or 'transpose' (an NCHW <-> NHWC copy of `tensor bytes`).
+_Launch = tuple[
+    str, int, int, int, int, "float | None", str
+]  # convention above; core.memlimited uses 5 for softmax forward
 
-def _kind_of(module: Any) -> str | None:
-    for cls in type(module).__mro__:
-        if cls.__name__ in SUPPORTED_MODULES and cls.__module__.startswith("torch.nn"):
-            return SUPPORTED_MODULES[cls.__name__]
-    return None
+
+@dataclass(frozen=True)
+class TracedOp:
+    """One aten operation as the model ran it (before pricing).
+
+    ``kind``: 'gemm' (``gemms`` holds its GEMM launches as (pass, m, n, k, batch,
+    tensor_bytes or None)), 'memory' (``op_class`` and ``bytes``), 'view' or 'unknown'.
+    ``count`` identical calls (same module, operation, pass and shapes) are merged.
+    """
+
+    module: str
+    aten: str
+    pass_: str
+    kind: str
+    op_class: str
+    shapes: tuple[tuple[int, ...], ...]
+    flops: float
+    bytes: float
+    gemms: tuple[_Launch, ...] = ()
+    count: int = 1
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}:{self.aten}"
 
 
-def _pair(v: Any) -> tuple[int, int]:
-    return (int(v[0]), int(v[1])) if isinstance(v, (tuple, list)) else (int(v), int(v))
+def _tensors(obj: Any, torch: Any) -> list[Any]:
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for x in obj for t in _tensors(x, torch)]
+    return []
 
 
-def _spec(name: str, kind: str, m: Any, args: tuple[Any, ...], out: Any) -> list[LayerSpec]:
-    """Layer specs for one call of module ``m`` (usually one; LSTM layers give several)."""
-    torch = require("torch", "analysing a PyTorch module")
-    x = args[0] if args else None
-    if kind == "linear":
-        rows = math.prod(x.shape[:-1]) if x.dim() > 1 else 1
+def _numel(shape: Any) -> int:
+    return int(math.prod(int(s) for s in shape))
+
+
+class _Sizer:
+    """Bytes of a tensor: floating tensors at the analysed dtype, others at their own size."""
+
+    def __init__(self, torch: Any, float_bytes: float) -> None:
+        self.torch = torch
+        self.float_bytes = float_bytes
+
+    def __call__(self, t: Any) -> float:
+        per = self.float_bytes if t.is_floating_point() else t.element_size()
+        return float(t.numel()) * per
+
+
+def _conv_gemms(args: Any, out: Any, backward: bool, mask: Any, sizer: _Sizer) -> list[_Launch]:
+    """Implicit-GEMM launches of a convolution or its backward (core.layers' mapping)."""
+    if backward:
+        grad_out, x, w = args[0], args[1], args[2]
+        transposed, groups = bool(args[7]), int(args[9])
+        y = grad_out
+    else:
+        x, w = args[0], args[1]
+        transposed, groups = bool(args[6]), int(args[8])
+        y = out
+    n = int(x.shape[0])
+    kernel = _numel(w.shape[2:])
+    if transposed:
+        # a transposed convolution is the input gradient of the ordinary one: the GEMM
+        # runs over the input pixels, with weight (C_in, C_out/g, *kernel)
+        cin, kg = int(w.shape[0]), int(w.shape[1])
+        pixels = n * _numel(x.shape[2:])
+        cg = cin // groups
+    else:
+        kout, cg = int(w.shape[0]), int(w.shape[1])
+        kg = kout // groups
+        pixels = n * _numel(y.shape[2:])
+    tb = sizer(x) + sizer(w) + sizer(y)  # implicit GEMM moves the real tensors only
+    # depthwise (one input channel per group): direct kernels, as in core.layers
+    style = "direct" if groups > 1 and cg == 1 and not transposed else "gemm"
+    launches: list[_Launch] = []
+    if not backward:
+        launches.append(("forward", pixels, kg, cg * kernel, groups, tb, style))
+    if backward and mask[0]:
+        launches.append(("dgrad", pixels, cg, kg * kernel, groups, tb, style))
+    if backward and mask[1]:
+        launches.append(("wgrad", cg * kernel, kg, pixels, groups, tb, style))
+    nhwc = (
+        x.dim() == 4
+        and x.is_contiguous(memory_format=sizer.torch.channels_last)
+        and (not x.is_contiguous())
+    )
+    if x.dim() == 4 and style == "gemm" and not nhwc and not transposed:
+        # Tensor Core convolutions run on NHWC: NCHW data is transposed around each pass,
+        # activation input and output, each copy reading and writing its tensor (as
+        # core.layers' layout='nchw')
+        sizes = {"forward": (x, y), "dgrad": (y, x), "wgrad": (x, y)}
+        for launch in list(launches):
+            t_in, t_out = sizes[launch[0]]
+            copy = 2.0 * (sizer(t_in) + sizer(t_out))
+            launches.append((launch[0], 0, 0, 0, 0, copy, "transpose"))
+    return launches
+
+
+def _sdpa_gemms(args: Any, backward: bool, sizer: _Sizer) -> list[_Launch]:
+    """Fused attention as its products; bytes are the real inputs and outputs (the score
+    matrix stays on chip in fused kernels)."""
+    if backward:
+        go, q, k, v = args[0], args[1], args[2], args[3]
+    else:
+        q, k, v = args[0], args[1], args[2]
+        go = None
+    bh = _numel(q.shape[:-2])
+    lq, e = int(q.shape[-2]), int(q.shape[-1])
+    lk, ev = int(k.shape[-2]), int(v.shape[-1])
+    bq, bk, bv = sizer(q), sizer(k), sizer(v)
+    if not backward:
+        bo = bq * ev / e
         return [
-            LayerSpec(
-                name, kind, {"batch": rows, "inputs": m.in_features, "outputs": m.out_features}
-            )
+            ("forward", lq, lk, e, bh, bq + bk, "gemm"),
+            ("forward", lq, ev, lk, bh, bv + bo, "gemm"),
         ]
-    if kind == "conv2d":
-        xb = x if x.dim() == 4 else x.unsqueeze(0)
-        n, c, h, w = xb.shape
-        if isinstance(m.padding, str):
-            pad = (
-                (0, 0)
-                if m.padding == "valid"
-                else tuple(d * (k - 1) // 2 for d, k in zip(m.dilation, m.kernel_size, strict=True))
-            )
-        else:
-            pad = _pair(m.padding)
-        nhwc = xb.is_contiguous(memory_format=torch.channels_last) and not xb.is_contiguous()
-        return [
-            LayerSpec(
-                name,
-                kind,
-                {
-                    "batch": n,
-                    "in_channels": c,
-                    "out_channels": m.out_channels,
-                    "height": h,
-                    "width": w,
-                    "kernel_size": _pair(m.kernel_size),
-                    "stride": _pair(m.stride),
-                    "padding": pad,
-                    "dilation": _pair(m.dilation),
-                    "groups": m.groups,
-                    "layout": "nhwc" if nhwc else "nchw",
-                },
-            )
-        ]
-    if kind in ("lstm", "gru"):
-        if x.dim() == 2:
-            seq, batch = x.shape[0], 1
-        elif m.batch_first:
-            batch, seq = x.shape[0], x.shape[1]
-        else:
-            seq, batch = x.shape[0], x.shape[1]
-        dirs = 2 if m.bidirectional else 1
-        specs = []
-        for layer_index in range(m.num_layers):
-            inputs = m.input_size if layer_index == 0 else m.hidden_size * dirs
-            specs.append(
-                LayerSpec(
-                    f"{name}.layer{layer_index}",
-                    kind,
-                    {
-                        "batch": batch,
-                        "input_size": inputs,
-                        "hidden_size": m.hidden_size,
-                        "seq_len": seq,
-                    },
-                    dirs,
-                )
-            )
-        return specs
-    if kind == "attention":
-        if x.dim() == 2:
-            seq, batch = x.shape[0], 1
-        elif m.batch_first:
-            batch, seq = x.shape[0], x.shape[1]
-        else:
-            seq, batch = x.shape[0], x.shape[1]
-        return [
-            LayerSpec(
-                name,
-                kind,
-                {"batch": batch, "seq_len": seq, "hidden": m.embed_dim, "heads": m.num_heads},
-            )
-        ]
-    if kind == "embedding":
-        return [
-            LayerSpec(
-                name,
-                kind,
-                {
-                    "batch": int(x.numel()),
-                    "seq_len": 1,
-                    "vocab": m.num_embeddings,
-                    "hidden": m.embedding_dim,
-                },
-            )
-        ]
-    if kind in ("maxpool", "avgpool"):
-        shape = tuple(x.shape)
-        if type(m).__name__ == "AdaptiveAvgPool2d":
-            oh, ow = _pair(m.output_size if m.output_size is not None else 1)
-            h, w = shape[-2], shape[-1]
-            kernel = (h // (oh or h), w // (ow or w))
-            return [LayerSpec(name, kind, {"shape": shape, "kernel_size": kernel})]
-        opts: dict[str, Any] = {
-            "shape": shape,
-            "kernel_size": _pair(m.kernel_size),
-            "padding": _pair(m.padding),
-        }
-        if m.stride is not None:
-            opts["stride"] = _pair(m.stride)
-        return [LayerSpec(name, kind, opts)]
-    # element-wise and normalizations: the input tensor's shape
-    return [LayerSpec(name, kind, {"shape": tuple(int(s) for s in x.shape)})]
+    bo = sizer(go)
+    return [
+        ("dgrad", lk, ev, lq, bh, bo + bv, "gemm"),  # dV = P^T dO
+        ("dgrad", lq, lk, ev, bh, bo + bv, "gemm"),  # dP = dO V^T
+        ("dgrad", lq, e, lk, bh, bk + bq, "gemm"),  # dQ = dS K
+        ("dgrad", lk, e, lq, bh, bq + bk, "gemm"),  # dK = dS^T Q
+    ]
 
 
-def module_layers(module: Any, *example_inputs: Any, **example_kwargs: Any) -> list[LayerSpec]:
-    """Run ``module`` once on the example input and list the supported layers it called.
+def _storage(t: Any) -> int:
+    """Identity of a tensor's storage, shared by its views (on the meta device too)."""
+    return int(t.untyped_storage()._cdata)
 
-    A supported module inside another supported module (the output projection inside
-    MultiheadAttention) is covered by the outer one and not listed again.
+
+def _classify(
+    name: str,
+    func: Any,
+    args: Any,
+    kwargs: Any,
+    out: Any,
+    torch: Any,
+    sizer: _Sizer,
+    backward: bool,
+    params: tuple[set[tuple[int, ...]], set[int]],
+) -> tuple[str, str, float, float, list[_Launch]]:
+    """(kind, class, flops, bytes, gemm launches) of one aten call."""
+    pass_ = "backward" if backward else "forward"
+    if name in ("mm", "addmm", "bmm", "baddbmm"):
+        a, b = (args[1], args[2]) if name in ("addmm", "baddbmm") else (args[0], args[1])
+        batch = int(a.shape[0]) if a.dim() == 3 else 1
+        m, k, n = int(a.shape[-2]), int(a.shape[-1]), int(b.shape[-1])
+        if backward:
+            # an operand that is a parameter (a view of one) makes it an input gradient;
+            # else an output shaped like a parameter makes it a weight gradient
+            shape = tuple(int(s) for s in out.shape)
+            if any(_storage(t) in params[1] for t in (a, b)):
+                pass_ = "dgrad"
+            elif shape in params[0] or shape[::-1] in params[0]:
+                pass_ = "wgrad"
+            else:
+                pass_ = "dgrad"
+        g: list[_Launch] = [(pass_, m, n, k, batch, None, "gemm")]
+        return "gemm", "tensor_contraction", 2.0 * m * n * k * batch, 0.0, g
+    if name in ("convolution", "convolution_backward"):
+        mask = args[10] if name == "convolution_backward" else None
+        g = _conv_gemms(args, out, name == "convolution_backward", mask, sizer)
+        return "gemm", "tensor_contraction", sum(2.0 * x[1] * x[2] * x[3] * x[4] for x in g), 0.0, g
+    if name.startswith("_scaled_dot_product") and "attention" in name:
+        g = _sdpa_gemms(args, name.endswith("_backward"), sizer)
+        return "gemm", "tensor_contraction", sum(2.0 * x[1] * x[2] * x[3] * x[4] for x in g), 0.0, g
+    if name in _VIEWS:
+        return "view", "", 0.0, 0.0, []
+    outs = _tensors(out, torch)
+    ins = _tensors(list(args) + list((kwargs or {}).values()), torch)
+    if name == "embedding":  # a gather reads the rows it copies, not the whole table
+        ins = ins[1:] + outs
+    nbytes = sum(sizer(t) for t in ins) + sum(sizer(t) for t in outs)
+    out_elements = float(sum(t.numel() for t in outs))
+    if name in _NORMS:
+        in_elements = float(sum(t.numel() for t in ins))
+        flops = _NORM_FLOPS_PER_ELEMENT * max(in_elements, out_elements)
+        return "memory", "statistical_normalization", flops, nbytes, []
+    if name in _ELEMENTWISE or torch.Tag.pointwise in getattr(func, "tags", ()):
+        return "memory", "elementwise", out_elements, nbytes, []
+    return "unknown", "", 0.0, nbytes, []
+
+
+def _example_loss(out: Any, torch: Any) -> Any:
+    loss = getattr(out, "loss", None)
+    if isinstance(loss, torch.Tensor):
+        return loss
+    if not isinstance(out, torch.Tensor):
+        values = out.values() if hasattr(out, "values") else out
+        found = [t for t in _tensors(list(values), torch) if t.is_floating_point()]
+        if not found:
+            raise InvalidParameter(
+                "'module' must return a floating-point tensor to train through "
+                f"(got {type(out).__name__})"
+            )
+        out = found[0]
+    return out.sum()
+
+
+def trace_module(
+    module: Any,
+    *example_inputs: Any,
+    training: bool = True,
+    dtype: str | Dtype | None = None,
+    **example_kwargs: Any,
+) -> list[TracedOp]:
+    """Run ``module`` once (and its backward pass when ``training``) and list its aten ops.
+
+    The module and inputs run where they are (CPU or meta tensors, which need no memory).
+    With ``training`` the backward pass starts from the model's ``loss`` when it returns
+    one, else from the sum of its first floating-point output. Tensors that do not require
+    a gradient (input images, token ids) get none, as in PyTorch training.
     """
     torch = require("torch", "analysing a PyTorch module")
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.module_tracker import ModuleTracker
+
     if not isinstance(module, torch.nn.Module):
         raise InvalidParameter(f"'module' must be a torch.nn.Module (got {type(module).__name__})")
-    records: list[LayerSpec] = []
-    handles = []
-    covered: set[str] = set()
-    for name, m in module.named_modules():
-        kind = _kind_of(m)
-        if kind is None or any(name.startswith(c + ".") for c in covered):
-            continue
-        if kind in ("attention", "lstm", "gru", "linear", "conv2d"):
-            covered.add(name)
-        if kind == "dropout" and getattr(m, "p", 0) == 0:
-            continue
+    training = check_training(training)
+    d = _dtype(dtype) if dtype is not None else _dtype(_module_dtype(module, torch))
+    sizer = _Sizer(torch, d.bytes_per_element)
+    params = (
+        {tuple(int(s) for s in p.shape) for p in module.parameters()},
+        {_storage(p) for p in module.parameters()},
+    )
+    root = type(module).__name__
+    counts: Counter[tuple[Any, ...]] = Counter()
+    details: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    state = {"phase": "forward"}
 
-        def hook(
-            mod: Any, args: Any, out: Any, _name: str = name or "model", _kind: str = kind
-        ) -> None:
-            records.extend(_spec(_name, _kind, mod, tuple(args), out))
+    # Backward operations are attributed to the module whose forward operation created
+    # the autograd node being run (matched through the node's sequence number).
+    seq_path: dict[int, str] = {}
+    seq_nr = torch._C._autograd._get_sequence_nr
+    current_node = torch._C._current_autograd_node
 
-        handles.append(m.register_forward_hook(hook))
-    try:
-        with torch.no_grad():
-            module(*example_inputs, **example_kwargs)
-    finally:
-        for h in handles:
-            h.remove()
-    return records
+    class _Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None):
+            out = func(*args, **(kwargs or {}))
+            name = func.overloadpacket.__name__
+            backward = state["phase"] == "backward"
+            kind, cls, flops, nbytes, gemms = _classify(
+                name, func, args, kwargs, out, torch, sizer, backward, params
+            )
+            if backward:
+                node = current_node()
+                # outside any node: the engine summing gradients of a reused tensor
+                path = seq_path.get(node._sequence_nr(), "(loss)") if node else "(autograd)"
+            elif state["phase"] == "loss":
+                path = "(loss)"
+            else:
+                parents = [p for p in tracker.parents if p != "Global"]
+                path = max(parents, key=len) if parents else root
+                path = path[len(root) + 1 :] if path.startswith(root + ".") else "(model)"
+                seq_path.setdefault(seq_nr() - 1, path)
+            shapes = tuple(tuple(int(s) for s in t.shape) for t in _tensors(list(args), torch))
+            pass_ = gemms[0][0] if gemms else ("backward" if backward else "forward")
+            key = (path, name, pass_, shapes, tuple(gemms))
+            counts[key] += 1
+            details[key] = (kind, cls, flops, nbytes)
+            return out
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models built from configs never download
+    tracker = ModuleTracker()
+    grad_ctx = torch.enable_grad() if training else torch.no_grad()
+    with grad_ctx, _Recorder():
+        with tracker:
+            out = module(*example_inputs, **example_kwargs)
+        if training:
+            state["phase"] = "loss"
+            loss = _example_loss(out, torch)
+            if not loss.requires_grad:
+                raise InvalidParameter(
+                    "'module' must have parameters that require a gradient to be analysed "
+                    "for training (got none; pass training=False)"
+                )
+            state["phase"] = "backward"
+            loss.backward()
+    module.zero_grad(set_to_none=True)
+    ops = []
+    for key, count in counts.items():
+        path, name, pass_, shapes, gemms = key
+        kind, cls, flops, nbytes = details[key]
+        ops.append(TracedOp(path, name, pass_, kind, cls, shapes, flops, nbytes, gemms, count))
+    return ops
+
+
+def _module_dtype(module: Any, torch: Any) -> str:
+    for p in module.parameters():
+        if p.is_floating_point():
+            return _TORCH_DTYPES.get(str(p.dtype).replace("torch.", ""), "fp32")
+    return "fp32"
+
+
+def price_ops(
+    ops: list[TracedOp], dtype: str | Dtype, gpu: str | Gpu
+) -> tuple[list[PassResult], dict[str, int]]:
+    """Price traced operations with the core models; also the unpriced ones with counts."""
+    d, g = _dtype(dtype), _gpu(gpu)
+    g.peak_flops(d)  # the standard message if the GPU does not run this dtype
+    passes: list[PassResult] = []
+    unpriced: Counter[str] = Counter()
+    gemm_cache: dict[tuple[Any, ...], PassResult] = {}
+    for op in ops:
+        if op.kind == "gemm":
+            for pass_, m, n, k, batch, tb, style in op.gemms:
+                if style == "transpose":
+                    name = f"{op.name}.nchw_transpose"
+                    passes.append(
+                        memory_pass(name, pass_, "elementwise", 0.0, tb or 0.0, g, d, op.count)
+                    )
+                    continue
+                if style == "direct":
+                    flops = 2.0 * m * n * k * batch
+                    cls = "tensor_contraction"
+                    passes.append(
+                        memory_pass(op.name, pass_, cls, flops, tb or 0.0, g, d, op.count)
+                    )
+                    continue
+                key = (pass_, m, n, k, batch, tb)
+                if key not in gemm_cache:
+                    gemm_cache[key] = _gemm_pass(
+                        op.aten, pass_, m, n, k, d, g, batch=batch, tensor_bytes=tb
+                    )
+                p = gemm_cache[key].with_name(op.name)
+                passes.append(p.scaled(op.count) if op.count != 1 else p)
+        elif op.kind == "memory":
+            passes.append(
+                memory_pass(op.name, op.pass_, op.op_class, op.flops, op.bytes, g, d, op.count)
+            )
+        elif op.kind == "unknown":
+            unpriced[op.aten] += op.count
+    return passes, dict(unpriced)
+
+
+def _top_findings(passes: list[PassResult], d: Dtype, g: Gpu, top: int = 5) -> list[Finding]:
+    """Checklist findings for the operations that take the most predicted time."""
+    found: list[Finding] = []
+    total = sum(p.predicted_time_s for p in passes) or 1.0
+    for p in sorted(passes, key=lambda p: -p.predicted_time_s)[:top]:
+        share = p.predicted_time_s / total
+        if p.is_gemm:
+            dims = {"m": int(p.m or 1), "n": int(p.n or 1), "k": int(p.k or 1)}
+            for f in alignment_findings(dims, d, g, memory_bound=p.limiter != "math"):
+                found.append(
+                    Finding(
+                        f.severity,
+                        f"{p.op} ({p.pass_}) {f.parameter}",
+                        f.message,
+                        f.fix,
+                        f.value,
+                        f.suggested_value,
+                    )
+                )
+        elif p.limiter in ("memory", "latency"):
+            found.append(
+                Finding(
+                    "info",
+                    f"{p.op} ({p.pass_})",
+                    f"{p.limiter}-limited and {share:.1%} of the predicted time.",
+                    "fuse it with its neighbours (torch.compile, a fused kernel) so the "
+                    "tensor is read and written once",
+                )
+            )
+    return found
 
 
 def analyze_module(
@@ -219,23 +472,25 @@ def analyze_module(
     training: bool = True,
     **example_kwargs: Any,
 ) -> NetworkResult:
-    """Model a PyTorch module's layers on a GPU: the op list, times and class split.
+    """Model a PyTorch module on a GPU: every aten op it runs, priced, and the class split.
 
     ``dtype`` defaults to the dtype of the module's first floating-point parameter
     (``torch.float16`` -> 'fp16'); pass ``dtype='fp16'`` to ask what half precision
-    would give. The example input only fixes the shapes; the module runs once on CPU.
+    would give (floating-point tensors are then sized at 2 bytes). The example input fixes
+    the shapes; the module runs once where it is (CPU or meta tensors). Operations the
+    kit cannot price are listed in ``unpriced_ops`` with their count.
     """
-    if dtype is None:
-        params = [p for p in module.parameters() if p.is_floating_point()]
-        dtype = (
-            _TORCH_DTYPES.get(str(params[0].dtype).replace("torch.", ""), "fp32")
-            if params
-            else "fp32"
-        )
-    specs = module_layers(module, *example_inputs, **example_kwargs)
-    if not specs:
+    torch = require("torch", "analysing a PyTorch module")
+    if not isinstance(module, torch.nn.Module):
+        raise InvalidParameter(f"'module' must be a torch.nn.Module (got {type(module).__name__})")
+    d = _dtype(dtype if dtype is not None else _module_dtype(module, torch))
+    g = _gpu(gpu)
+    ops = trace_module(module, *example_inputs, training=training, dtype=d, **example_kwargs)
+    passes, unpriced = price_ops(ops, d, g)
+    if not passes:
         raise InvalidParameter(
-            f"'module' must contain at least one supported layer ({', '.join(SUPPORTED_MODULES)}) "
+            f"'module' must run at least one operation the kit can price "
             f"(got {type(module).__name__} with none)"
         )
-    return network(type(module).__name__, specs, dtype=dtype, gpu=gpu, training=training)
+    result = _assemble(type(module).__name__, passes, d, g, _top_findings(passes, d, g))
+    return dataclasses.replace(result, unpriced_ops=unpriced)

@@ -234,3 +234,27 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, needle):
     assert needle in err
     assert len(err.strip().splitlines()) == 1
     assert "Traceback" not in err
+
+
+def test_model_module_analyses_a_pytorch_model(capsys):
+    """`dlperf model --module pkg.mod:factory --json` analyses the factory's model: GPT-2
+    small's forward GEMM FLOPs equal the closed form (Narayanan et al. 2021); a bad spec
+    exits 2 with one line."""
+    pytest.importorskip("transformers")
+    spec = "dlperf_widgets.live.examples:gpt2"
+    d = _json(capsys, "model", "--module", spec, "--gpu", "H100", "--forward-only")
+    L, h, s, V = 12, 768, 128, 50257
+    closed = L * (24 * s * h * h + 4 * s * s * h) + 2 * s * h * V
+    gemm = sum(op["flops"] for op in d["ops"] if op["class"] == "tensor_contraction")
+    assert gemm == pytest.approx(closed, rel=1e-9)
+    assert d["dtype"] == "fp32" and d["unpriced_ops"] == {}
+    for argv, msg in (
+        (["model", "--module", "no_such_pkg.mod:f"], "importable Python module"),
+        (["model", "--module", "dlperf_widgets"], "package.module:function"),
+        (["model", "--module", "dlperf_widgets.core.gemm:gemm_flops"], "no arguments"),
+        (["model", "--module", "dlperf_widgets.core.gpus:gpu_names"], "(model, example_input)"),
+        (["model", "transformer", "--module", spec], "not both"),
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert msg in err and "Traceback" not in err and len(err.splitlines()) == 1, err
