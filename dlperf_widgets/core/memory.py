@@ -56,9 +56,9 @@ from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .parallel import (
     GRADIENT_CONVENTIONS,
-    gradient_bytes_per_param,
     allgather_bytes,
     allreduce_bytes,
+    gradient_bytes_per_param,
     pipeline_parallel_comm_bytes,
     reduce_scatter_bytes,
     tensor_parallel_comm_bytes,
