@@ -80,6 +80,34 @@ def storage_bytes(tensors: Any) -> int:
 # --------------------------------------------------------------------------------------
 
 
+_STATE_FIELDS = (
+    "weights_bytes",
+    "gradients_bytes",
+    "optimizer_bytes",
+    "model_weights_bytes",
+    "model_gradients_bytes",
+    "model_optimizer_bytes",
+)
+
+
+def _byte_units(extra: str) -> dict[str, str]:
+    return {k: "B" for k in (*_STATE_FIELDS, extra)}
+
+
+def _optimizer_state_bytes(torch: Any, opt: Any, params: Any) -> tuple[int, int]:
+    """(bytes of one-value-per-parameter states, bytes of the other optimizer tensors)."""
+    per_param = bookkeeping = 0
+    for p in params:
+        for value in opt.state.get(p, {}).values():
+            if not torch.is_tensor(value):
+                continue
+            if value.numel() == p.numel():
+                per_param += storage_bytes([value])
+            else:
+                bookkeeping += storage_bytes([value])
+    return per_param, bookkeeping
+
+
 @dataclass(frozen=True)
 class StateMeasurement(ResultMixin):
     """Measured bytes of weights, gradients and optimizer states, beside the model's.
@@ -101,18 +129,7 @@ class StateMeasurement(ResultMixin):
     model_optimizer_bytes: float
     matches: bool
 
-    _units: ClassVar[dict[str, str]] = {
-        k: "B"
-        for k in (
-            "weights_bytes",
-            "gradients_bytes",
-            "optimizer_bytes",
-            "optimizer_bookkeeping_bytes",
-            "model_weights_bytes",
-            "model_gradients_bytes",
-            "model_optimizer_bytes",
-        )
-    }
+    _units: ClassVar[dict[str, str]] = _byte_units("optimizer_bookkeeping_bytes")
 
     def _title(self) -> str:
         return f"Measured training state: {self.precision}, {self.optimizer}"
@@ -178,15 +195,7 @@ def measure_training_state(
                 pw.copy_(pm)
         weights = storage_bytes(master_params) + storage_bytes(work_params)
     grads = storage_bytes(p.grad for p in master_params)
-    per_param = bookkeeping = 0
-    for p in master_params:
-        for value in opt.state.get(p, {}).values():
-            if not torch.is_tensor(value):
-                continue
-            if value.numel() == p.numel():
-                per_param += storage_bytes([value])
-            else:
-                bookkeeping += storage_bytes([value])
+    per_param, bookkeeping = _optimizer_state_bytes(torch, opt, master_params)
     n = sum(p.numel() for p in master_params)
     mod = training_memory(n, optimizer=opt_name, precision=prec)
     return StateMeasurement(
@@ -228,18 +237,7 @@ class AutocastStateMeasurement(ResultMixin):
     model_optimizer_bytes: float
     matches: bool
 
-    _units: ClassVar[dict[str, str]] = {
-        k: "B"
-        for k in (
-            "weights_bytes",
-            "gradients_bytes",
-            "optimizer_bytes",
-            "weight_casts_bytes",
-            "model_weights_bytes",
-            "model_gradients_bytes",
-            "model_optimizer_bytes",
-        )
-    }
+    _units: ClassVar[dict[str, str]] = _byte_units("weight_casts_bytes")
 
     def _title(self) -> str:
         return (
@@ -275,11 +273,7 @@ def measure_autocast_state(
     opt.step()
     weights = storage_bytes(params)
     grads = storage_bytes(p.grad for p in params)
-    per_param = 0
-    for p in params:
-        for value in opt.state.get(p, {}).values():
-            if torch.is_tensor(value) and value.numel() == p.numel():
-                per_param += storage_bytes([value])
+    per_param, _ = _optimizer_state_bytes(torch, opt, params)
     n = sum(p.numel() for p in params)
     mod = training_memory(n, optimizer=opt_name, precision="fp32")
     return AutocastStateMeasurement(
