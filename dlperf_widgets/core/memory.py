@@ -4,7 +4,10 @@ Bytes per parameter (slides "NN Performance optimization", "GPU memory"):
 
 - weights: 4 (FP32 training) or 6 (mixed precision: an FP32 master copy plus a 16-bit
   copy for the forward and backward passes);
-- gradients: 4 ("gradients are always kept in fp32");
+- gradients: 4 ("gradients are always kept in fp32"; Megatron-LM's convention with BF16
+  parameters) by default, or the working precision's 2 bytes with
+  ``convention='zero-paper'`` (the ZeRO paper's 16 bytes per parameter for mixed-precision
+  Adam; see :mod:`.parallel`);
 - optimizer states: AdamW 8 (two FP32 moments), 8-bit AdamW 2 (bitsandbytes), SGD with
   momentum 4 (one buffer), plain SGD 0.
 
@@ -52,8 +55,10 @@ from .errors import InvalidParameter
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .parallel import (
+    GRADIENT_CONVENTIONS,
     allgather_bytes,
     allreduce_bytes,
+    gradient_bytes_per_param,
     pipeline_parallel_comm_bytes,
     reduce_scatter_bytes,
     tensor_parallel_comm_bytes,
@@ -62,6 +67,7 @@ from .results import ResultMixin
 
 __all__ = [
     "GRADIENT_BYTES",
+    "GRADIENT_CONVENTIONS",
     "OPTIMIZERS",
     "OPTIMIZER_BYTES",
     "PRECISIONS",
@@ -301,6 +307,7 @@ class MemoryResult(ResultMixin):
     tensor_parallel_comm_bytes: float | None
     pipeline_parallel_comm_bytes: float | None
     activation_formula: str
+    convention: str = "fp32-grads"
 
     _units: ClassVar[dict[str, str]] = {
         k: "iB"
@@ -387,6 +394,7 @@ def training_memory(
     pipeline_parallel: int = 1,
     sequence_parallel: bool = False,
     gpu: str | Gpu | None = None,
+    convention: str = "fp32-grads",
 ) -> MemoryResult:
     """Bytes of a training run, whole and per GPU (see the module docstring for sources).
 
@@ -400,6 +408,10 @@ def training_memory(
     3 also the working weights. Tensor and pipeline parallelism split the model states
     evenly; pipeline stages hold layers / pipeline_parallel layers and, with the 1F1B
     schedule, up to pipeline_parallel micro-batches of activations (the first stage).
+
+    ``convention`` names the gradient bytes: ``'fp32-grads'`` (4 bytes; the slides and
+    Megatron-LM with BF16 parameters: 18 bytes per parameter with mixed AdamW) or
+    ``'zero-paper'`` (16-bit gradients: 16 bytes per parameter, the ZeRO paper's Figure 1).
     """
     psi = check_number(
         "params", parse_count(params) if isinstance(params, str) else params, minimum=0, strict=True
@@ -435,9 +447,11 @@ def training_memory(
         checkpoint_segment(10**9, checkpointing)  # validates the spelling
 
     work_b, master_b = PRECISIONS[prec]
+    conv = check_choice("convention", convention, tuple(GRADIENT_CONVENTIONS))
+    grad_b = int(gradient_bytes_per_param(conv, work_b))
     opt_b = OPTIMIZER_BYTES[opt]
     weights = (work_b + master_b) * psi
-    grads = GRADIENT_BYTES * psi
+    grads = grad_b * psi
     states = opt_b * psi
 
     # Model states per GPU: tensor x pipeline split, then ZeRO over the data-parallel ranks.
@@ -445,7 +459,7 @@ def training_memory(
     local = psi / split
     work = work_b * local
     master = master_b * local
-    g_loc = GRADIENT_BYTES * local
+    g_loc = grad_b * local
     o_loc = opt_b * local
     if stage >= 1:
         master /= dp
@@ -546,7 +560,7 @@ def training_memory(
         gpu=None if g is None else g.name,
         gpu_memory_bytes=None if g is None else g.memory_bytes,
         weights_bytes_per_param=work_b + master_b,
-        gradients_bytes_per_param=GRADIENT_BYTES,
+        gradients_bytes_per_param=grad_b,
         optimizer_bytes_per_param=opt_b,
         model_state_bytes=weights + grads + states,
         per_gpu_weights_bytes=per_w,
@@ -572,6 +586,7 @@ def training_memory(
         tensor_parallel_comm_bytes=tp_comm,
         pipeline_parallel_comm_bytes=pp_comm,
         activation_formula=ACTIVATION_SOURCE,
+        convention=conv,
     )
 
 

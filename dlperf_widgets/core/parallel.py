@@ -15,6 +15,11 @@ gradients; pipeline (inter-layer) parallelism splits the layers across devices; 
   ranks: baseline (4 + K) Psi; stage 1 (P_os) 4 Psi + K Psi / N_d; stage 2 (P_os+g)
   2 Psi + (2 + K) Psi / N_d; stage 3 (P_os+g+p) (4 + K) Psi / N_d. Communication: 2 Psi
   elements per step for plain data parallelism and stages 1-2, 3 Psi for stage 3.
+- Gradient conventions (``GRADIENT_CONVENTIONS``): the ZeRO paper keeps the gradients in
+  16 bits (2 Psi, 16 bytes per parameter with Adam); Megatron-LM with BF16 parameters
+  accumulates them in FP32 (4 Psi, 18 bytes per parameter; its README, "Distributed
+  optimizer": 18 bytes, and 6 + 12/d with the distributed optimizer over d ranks), as the
+  slides do ("gradients are always kept in fp32"). ``convention`` picks one by name.
 - Tensor parallelism (Shoeybi et al. 2019, "Megatron-LM", section 3): each transformer
   layer does two all-reduces of its b x s x h activations in the forward pass and two in
   the backward pass.
@@ -30,10 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_int, check_number, describe, is_array
+from ._validate import check_choice, check_int, check_number, describe, is_array
 from .errors import InvalidParameter
 
 __all__ = [
+    "GRADIENT_CONVENTIONS",
     "ZERO_K_ADAM",
     "allgather_bytes",
     "allreduce_bytes",
@@ -46,6 +52,24 @@ __all__ = [
 
 # ZeRO paper: K = 12 bytes of optimizer state per parameter for mixed-precision Adam.
 ZERO_K_ADAM = 12
+
+# Bytes per parameter of the gradients in mixed-precision training, by convention name
+# (None: the working precision's bytes, 2 for FP16/BF16). Sources in the module docstring.
+GRADIENT_CONVENTIONS: dict[str, int | None] = {
+    "fp32-grads": 4,  # Megatron-LM (BF16 params, FP32 grads), the slides
+    "zero-paper": None,  # ZeRO paper, Figure 1: FP16 gradients
+}
+
+
+def gradient_bytes_per_param(convention: str, working_bytes: float) -> float:
+    """Gradient bytes per parameter under ``convention`` with ``working_bytes`` weights.
+
+    ``'fp32-grads'`` keeps FP32 gradients (4 bytes); ``'zero-paper'`` keeps them in the
+    working precision (2 bytes in mixed precision, 4 in FP32 training).
+    """
+    conv = check_choice("convention", convention, tuple(GRADIENT_CONVENTIONS))
+    fixed = GRADIENT_CONVENTIONS[conv]
+    return float(working_bytes if fixed is None else fixed)
 
 
 def _check_bytes(size_bytes: Any) -> Any:
@@ -88,15 +112,18 @@ def zero_model_state_bytes(
     *,
     k: float = ZERO_K_ADAM,
     weight_bytes: float = 2,
-    grad_bytes: float = 2,
+    convention: str = "zero-paper",
 ) -> float:
     """Model-state bytes per GPU with ZeRO, as in the ZeRO paper's Figure 1.
 
-    ``zero_model_state_bytes(7.5e9, 1, 64)`` = 4 Psi + 12 Psi / 64 = 31.4 GB.
+    ``zero_model_state_bytes(7.5e9, 1, 64)`` = 4 Psi + 12 Psi / 64 = 31.4 GB (the paper's
+    16-bit gradients). ``convention='fp32-grads'`` keeps 4-byte gradients instead, as
+    ``training_memory`` does by default: 6 Psi + 12 Psi / 64 = 46.4 GB at stage 1.
     """
     psi = check_number("params", params, minimum=0, strict=True)
     stage = check_int("stage", stage, minimum=0, maximum=3, allow_array=False)
     nd = check_int("data_parallel", data_parallel, allow_array=False)
+    grad_bytes = gradient_bytes_per_param(convention, weight_bytes)
     w, g, o = weight_bytes * psi, grad_bytes * psi, k * psi
     if stage >= 1:
         o /= nd

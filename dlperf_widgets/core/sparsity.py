@@ -9,8 +9,14 @@ dense math rate (the "Ampere, sparse" row of the multiply-add table: 1024 vs 512
 Speed-up model: only the math time halves (the GPU's sparse peak over its dense peak), so
 a GEMM whose time is set by math runs up to 2x faster and one whose time is set by memory
 not at all - which term sets the time is the model's ``time_limiter``, which can be math
-for a GEMM the guide's intensity rule calls memory-bound (tile and wave effects) (the compressed
-weights and their 2-bit indices are not credited: a conservative choice). The end-to-end
+for a GEMM the guide's intensity rule calls memory-bound (tile and wave effects). By default
+the compressed weights are not credited (a conservative choice); ``compressed_weights=True``
+also shrinks the weight traffic to the compressed size. A 2:4 matrix is stored as its kept
+half of the values plus a 2-bit index per kept value (NVIDIA, Mishra et al. 2021,
+"Accelerating Sparse Deep Neural Networks", arXiv:2104.08378, section 3: 2-bit metadata per
+non-zero for 16-bit data), so it takes ``0.5 * (1 + 2 / (8 * element bytes))`` of the dense
+bytes: 56.25 % for FP16/BF16, 62.5 % for INT8. That helps exactly the GEMMs the faster math
+cannot: weight-streaming matrix-vector products (batch-1 inference). The end-to-end
 effect follows Amdahl's law: if a fraction f of the step time speeds up s times, the step
 speeds up 1 / ((1 - f) + f / s).
 """
@@ -38,6 +44,7 @@ __all__ = [
     "SparseGemmResult",
     "amdahl_speedup",
     "check_2_4",
+    "compressed_weight_fraction",
     "prune_2_4",
     "sparse_fraction_for_speedup",
     "sparse_gemm",
@@ -152,6 +159,8 @@ class SparseGemmResult(ResultMixin):
     gemm_speedup: float
     runtime_fraction: float | None
     end_to_end_speedup: float | None
+    compressed_weights: bool = False
+    weight_bytes_fraction: float = 1.0
 
     _units: ClassVar[dict[str, str]] = {
         "dense_peak_flops_per_s": "FLOP/s",
@@ -172,6 +181,7 @@ def sparse_gemm(
     dtype: str = "fp16",
     gpu: str | Gpu = "A100",
     runtime_fraction: float | None = None,
+    compressed_weights: bool = False,
 ) -> SparseGemmResult:
     """Predicted speed-up of a GEMM whose M x K operand (the weights) is 2:4 sparse.
 
@@ -180,6 +190,8 @@ def sparse_gemm(
     time is unchanged, and so is the kernel's fixed cost (``core.calibration``).
     ``runtime_fraction``: the share of the whole training or inference
     step spent in GEMMs like this one, for the end-to-end (Amdahl) speed-up.
+    ``compressed_weights``: read the weights in their compressed 2:4 form
+    (:func:`compressed_weight_fraction` of the dense bytes) instead of crediting nothing.
     """
     g = _gpu(gpu)
     d = _dtype(dtype)
@@ -187,9 +199,22 @@ def sparse_gemm(
     dense_peak = g.peak_flops(d)
     sparse_peak = g.peak_flops(d, sparse=True)
     ratio = sparse_peak / dense_peak
+    if not isinstance(compressed_weights, bool):
+        raise InvalidParameter(
+            f"'compressed_weights' must be True or False (got {compressed_weights!r})"
+        )
+    frac = compressed_weight_fraction(d.name) if compressed_weights else 1.0
+    # the weight bytes saved, at the (achievable) bandwidth gemm()'s memory term uses
+    saved_s = (
+        (1.0 - frac)
+        * dense.m
+        * dense.k
+        * d.bytes_per_element
+        / (g.memory_bandwidth_bytes_per_s * dense.memory_fraction)
+    )
     # the same kernel with its math at the sparse rate: fixed cost + overlapped work
     sparse_time = dense.kernel_overhead_s + overlap_time(
-        dense.math_time_s / ratio, dense.memory_time_s
+        dense.math_time_s / ratio, dense.memory_time_s - saved_s
     )
     speedup = dense.predicted_time_s / sparse_time
     e2e = None
@@ -211,7 +236,16 @@ def sparse_gemm(
         gemm_speedup=speedup,
         runtime_fraction=None if runtime_fraction is None else float(runtime_fraction),
         end_to_end_speedup=e2e,
+        compressed_weights=compressed_weights,
+        weight_bytes_fraction=frac,
     )
+
+
+def compressed_weight_fraction(dtype: str = "fp16") -> float:
+    """Bytes of a 2:4-compressed matrix over its dense bytes: half the values plus a 2-bit
+    index per kept value, ``0.5 * (1 + 2 / (8 * element bytes))`` (0.5625 for FP16)."""
+    d = _dtype(dtype)
+    return KEEP / GROUP * (1.0 + 2.0 / (8.0 * d.bytes_per_element))
 
 
 def amdahl_speedup(fraction: Any, speedup: Any) -> Any:

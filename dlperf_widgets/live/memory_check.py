@@ -10,7 +10,13 @@ Two measurements, each compared with :mod:`dlperf_widgets.core.memory`:
   ``precision='mixed-bf16'`` (or ``'mixed-fp16'``) keeps an FP32 master model and a 16-bit
   working copy, as the slides' 6 bytes per parameter assume: forward and backward run on
   the copy, its gradients are moved into FP32 on the master, the optimizer updates the
-  master, and the master is copied back.
+  master, and the master is copied back. That is the scheme of Micikevicius et al. (2018,
+  "Mixed Precision Training"), used by Megatron-LM and DeepSpeed, not what ``torch.autocast``
+  does.
+- :func:`measure_autocast_state` runs the workflow ``torch.autocast`` teaches: the model
+  stays FP32 (4-byte weights and gradients), and inside the autocast region each weight
+  is cast to 16 bits when an op needs it. Those casts are temporary: autograd holds the ones
+  it needs for the backward pass (counted with saved-tensor hooks) and frees them after it.
 - :func:`measure_activations` runs one transformer block forward and records, with
   ``torch.autograd.graph.saved_tensors_hooks``, every tensor autograd keeps for the backward
   pass (parameters excluded, each storage counted once). The block is written so that it
@@ -42,9 +48,11 @@ from ..core.results import ResultMixin
 
 __all__ = [
     "ActivationMeasurement",
+    "AutocastStateMeasurement",
     "SavedTensorTracker",
     "StateMeasurement",
     "measure_activations",
+    "measure_autocast_state",
     "measure_training_state",
     "transformer_block",
 ]
@@ -72,6 +80,34 @@ def storage_bytes(tensors: Any) -> int:
 # --------------------------------------------------------------------------------------
 
 
+_STATE_FIELDS = (
+    "weights_bytes",
+    "gradients_bytes",
+    "optimizer_bytes",
+    "model_weights_bytes",
+    "model_gradients_bytes",
+    "model_optimizer_bytes",
+)
+
+
+def _byte_units(extra: str) -> dict[str, str]:
+    return {k: "B" for k in (*_STATE_FIELDS, extra)}
+
+
+def _optimizer_state_bytes(torch: Any, opt: Any, params: Any) -> tuple[int, int]:
+    """(bytes of one-value-per-parameter states, bytes of the other optimizer tensors)."""
+    per_param = bookkeeping = 0
+    for p in params:
+        for value in opt.state.get(p, {}).values():
+            if not torch.is_tensor(value):
+                continue
+            if value.numel() == p.numel():
+                per_param += storage_bytes([value])
+            else:
+                bookkeeping += storage_bytes([value])
+    return per_param, bookkeeping
+
+
 @dataclass(frozen=True)
 class StateMeasurement(ResultMixin):
     """Measured bytes of weights, gradients and optimizer states, beside the model's.
@@ -93,18 +129,7 @@ class StateMeasurement(ResultMixin):
     model_optimizer_bytes: float
     matches: bool
 
-    _units: ClassVar[dict[str, str]] = {
-        k: "B"
-        for k in (
-            "weights_bytes",
-            "gradients_bytes",
-            "optimizer_bytes",
-            "optimizer_bookkeeping_bytes",
-            "model_weights_bytes",
-            "model_gradients_bytes",
-            "model_optimizer_bytes",
-        )
-    }
+    _units: ClassVar[dict[str, str]] = _byte_units("optimizer_bookkeeping_bytes")
 
     def _title(self) -> str:
         return f"Measured training state: {self.precision}, {self.optimizer}"
@@ -170,15 +195,7 @@ def measure_training_state(
                 pw.copy_(pm)
         weights = storage_bytes(master_params) + storage_bytes(work_params)
     grads = storage_bytes(p.grad for p in master_params)
-    per_param = bookkeeping = 0
-    for p in master_params:
-        for value in opt.state.get(p, {}).values():
-            if not torch.is_tensor(value):
-                continue
-            if value.numel() == p.numel():
-                per_param += storage_bytes([value])
-            else:
-                bookkeeping += storage_bytes([value])
+    per_param, bookkeeping = _optimizer_state_bytes(torch, opt, master_params)
     n = sum(p.numel() for p in master_params)
     mod = training_memory(n, optimizer=opt_name, precision=prec)
     return StateMeasurement(
@@ -190,6 +207,83 @@ def measure_training_state(
         gradients_bytes=grads,
         optimizer_bytes=per_param,
         optimizer_bookkeeping_bytes=bookkeeping,
+        model_weights_bytes=mod.weights_bytes,
+        model_gradients_bytes=mod.gradients_bytes,
+        model_optimizer_bytes=mod.optimizer_bytes,
+        matches=(weights, grads, per_param)
+        == (mod.weights_bytes, mod.gradients_bytes, mod.optimizer_bytes),
+    )
+
+
+@dataclass(frozen=True)
+class AutocastStateMeasurement(ResultMixin):
+    """Bytes of an FP32 model trained one step under ``torch.autocast``.
+
+    ``weights_bytes``, ``gradients_bytes`` and ``optimizer_bytes`` persist between steps and
+    are compared with the model's FP32 accounting (``training_memory(precision='fp32')``);
+    ``weight_casts_bytes`` are the 16-bit copies of weights that autograd held for the
+    backward pass of this step (gone after it).
+    """
+
+    optimizer: str
+    dtype: str
+    params: int
+    weights_bytes: int
+    gradients_bytes: int
+    optimizer_bytes: int
+    weight_casts_bytes: int
+    model_weights_bytes: float
+    model_gradients_bytes: float
+    model_optimizer_bytes: float
+    matches: bool
+
+    _units: ClassVar[dict[str, str]] = _byte_units("weight_casts_bytes")
+
+    def _title(self) -> str:
+        return (
+            f"Measured autocast training state: FP32 weights, {self.dtype} casts, {self.optimizer}"
+        )
+
+
+def measure_autocast_state(
+    model: Any = None, *, optimizer: str = "adamw", dtype: str = "bf16", inputs: Any = None
+) -> AutocastStateMeasurement:
+    """One optimizer step of an FP32 ``model`` (default: a small MLP) under ``torch.autocast``.
+
+    Runs on the CPU with ``dtype`` 'bf16' (CPU autocast's type) or 'fp16'. The 16-bit weight
+    casts are the saved tensors of that dtype whose shape is a parameter's shape.
+    """
+    torch = _torch()
+    opt_name = check_choice("optimizer", optimizer, tuple(OPTIMIZER_BYTES))
+    dt = check_choice("dtype", dtype, ("bf16", "fp16"))
+    low = getattr(torch, _TORCH_DTYPES[dt])
+    net = _default_model(torch) if model is None else model
+    x = torch.randn(16, 64) if inputs is None else inputs
+    params = [p for p in net.parameters() if p.requires_grad]
+    opt = _make_optimizer(torch, opt_name, params)
+    shapes = {tuple(p.shape) for p in params if p.dim() > 1}
+    with SavedTensorTracker(exclude=params) as tracker:
+        with torch.autocast(device_type="cpu", dtype=low):
+            loss = net(x).float().pow(2).mean()
+        casts = {}
+        for shape, name, nbytes in tracker.saved:
+            if shape in shapes and name == _TORCH_DTYPES[dt]:
+                casts[shape] = nbytes
+        loss.backward()
+    opt.step()
+    weights = storage_bytes(params)
+    grads = storage_bytes(p.grad for p in params)
+    per_param, _ = _optimizer_state_bytes(torch, opt, params)
+    n = sum(p.numel() for p in params)
+    mod = training_memory(n, optimizer=opt_name, precision="fp32")
+    return AutocastStateMeasurement(
+        optimizer=opt_name,
+        dtype=dt,
+        params=n,
+        weights_bytes=weights,
+        gradients_bytes=grads,
+        optimizer_bytes=per_param,
+        weight_casts_bytes=sum(casts.values()),
         model_weights_bytes=mod.weights_bytes,
         model_gradients_bytes=mod.gradients_bytes,
         model_optimizer_bytes=mod.optimizer_bytes,

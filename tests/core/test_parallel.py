@@ -91,3 +91,40 @@ def test_bad_input():
         zero_model_state_bytes(1e9, 5, 8)
     with pytest.raises(InvalidParameter, match="'params'"):
         zero_model_state_bytes(0, 1, 8)
+
+
+@pytest.mark.parametrize(("stage", "gb"), [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.9)])
+def test_training_memory_reproduces_zero_figure_1_with_its_convention(stage, gb):
+    """ZeRO paper, Figure 1 (7.5B parameters, 64 GPUs, mixed-precision Adam, 16-bit
+    gradients): training_memory with convention='zero-paper' prints the paper's figures
+    exactly at one decimal, and agrees with zero_model_state_bytes to the byte."""
+    r = training_memory(
+        7.5e9, optimizer="adam", data_parallel=64, zero=stage, convention="zero-paper"
+    )
+    assert round(r.per_gpu_bytes / 1e9, 1) == gb
+    assert r.per_gpu_bytes == zero_model_state_bytes(7.5e9, stage, 64)
+
+
+@pytest.mark.parametrize("stage", range(4))
+def test_both_zero_functions_agree_under_the_fp32_gradient_convention(stage):
+    """The default of training_memory (FP32 gradients, Megatron-LM's 18 B/parameter with
+    BF16 weights) and zero_model_state_bytes(convention='fp32-grads') give the same bytes;
+    at stage 1 that is Megatron-LM's distributed-optimizer figure 6 + 12/d per parameter."""
+    psi, nd = 7.5e9, 64
+    r = training_memory(psi, optimizer="adamw", data_parallel=nd, zero=stage)
+    assert r.per_gpu_bytes == pytest.approx(
+        zero_model_state_bytes(psi, stage, nd, convention="fp32-grads")
+    )
+    if stage == 1:
+        assert r.per_gpu_bytes == pytest.approx((6 + 12 / nd) * psi)
+
+
+def test_convention_is_checked_and_sets_gradient_bytes():
+    """A misspelt convention is one clear error; 'zero-paper' keeps 2-byte gradients in mixed
+    precision and 4-byte ones in FP32 training (the working precision)."""
+    with pytest.raises(InvalidParameter, match=r"'convention' must be one of"):
+        training_memory(1e9, convention="deepspeed")
+    with pytest.raises(InvalidParameter, match=r"'convention' must be one of"):
+        zero_model_state_bytes(1e9, 1, 8, convention="x")
+    assert training_memory(1e9, convention="zero-paper").gradients_bytes_per_param == 2
+    assert training_memory(1e9, precision="fp32", convention="zero-paper").gradients_bytes == 4e9

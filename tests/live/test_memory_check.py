@@ -8,6 +8,7 @@ torch = pytest.importorskip("torch")
 
 from dlperf_widgets.live.memory_check import (  # noqa: E402
     measure_activations,
+    measure_autocast_state,
     measure_training_state,
 )
 
@@ -30,6 +31,25 @@ def test_adam_bookkeeping_is_reported_apart():
     r = measure_training_state(optimizer="adamw")
     assert r.optimizer_bookkeeping_bytes == 4 * r.param_tensors
     assert measure_training_state(optimizer="sgd-momentum").optimizer_bookkeeping_bytes == 0
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+def test_autocast_keeps_fp32_state_and_temporary_16_bit_casts(dtype):
+    """The torch.autocast workflow keeps FP32 weights and gradients (4 + 4 B/parameter, plus
+    AdamW's 8): the model's FP32 accounting, not the 6-byte master-copy scheme. Autograd holds
+    a 16-bit cast of a weight only where the backward needs it: the second Linear's weight
+    (its input needs a gradient), not the first's (its input is data), 2 bytes each."""
+    r = measure_autocast_state(dtype=dtype)
+    assert r.matches
+    assert r.weights_bytes == r.gradients_bytes == 4 * r.params
+    assert r.optimizer_bytes == 8 * r.params
+    assert r.weight_casts_bytes == 2 * 256 * 64
+
+
+def test_autocast_measurement_rejects_a_bad_dtype():
+    """One sentence naming the parameter, as everywhere in the kit."""
+    with pytest.raises(ValueError, match="'dtype' must be one of"):
+        measure_autocast_state(dtype="fp8")
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
