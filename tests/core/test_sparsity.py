@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dlperf_widgets.core.calibration import overlap_time
 from dlperf_widgets.core.errors import InvalidParameter
 from dlperf_widgets.core.gemm import gemm
 from dlperf_widgets.core.gpus import gpu
@@ -92,18 +93,19 @@ def test_bad_input():
 def test_compressed_weights_speed_up_a_weight_streaming_gemv():
     """2:4-compressed FP16 weights take 36 of every 64 bits (two 16-bit values and two 2-bit
     indices per group of 4): 56.25 % of the dense bytes, 62.5 % for INT8. A batch-1 GEMV
-    that streams its weights then takes that fraction of its memory time (here computed
-    from the dense model's bytes and the A100's bandwidth), while the default credits
-    nothing."""
+    that streams its weights then moves that fraction of its weight bytes (here recomputed
+    from the sizes and the A100's achievable bandwidth), plus the kernel's fixed cost,
+    while the default credits nothing."""
     assert compressed_weight_fraction("fp16") == pytest.approx(36 / 64)
     assert compressed_weight_fraction("int8") == pytest.approx(20 / 32)
     dense = gemm(8192, 1, 8192)
     assert dense.memory_time_s > dense.math_time_s
     r = sparse_gemm(8192, 1, 8192, compressed_weights=True)
-    bw = gpu("A100").memory_bandwidth_bytes_per_s
-    expected = (8192 * 8192 * 2 * 36 / 64 + (8192 + 8192) * 2) / bw
-    assert r.sparse_time_s == pytest.approx(max(expected, dense.math_time_s / 2))
-    assert 1.7 < r.gemm_speedup < 1.78
-    assert sparse_gemm(8192, 1, 8192).gemm_speedup == pytest.approx(1.0)
+    bw = gpu("A100").memory_bandwidth_bytes_per_s * dense.memory_fraction
+    memory = (8192 * 8192 * 2 * 36 / 64 + (8192 + 8192) * 2) / bw
+    expected = dense.kernel_overhead_s + overlap_time(dense.math_time_s / 2, memory)
+    assert r.sparse_time_s == pytest.approx(expected)
+    assert 1.5 < r.gemm_speedup < 1.78  # the fixed cost per kernel does not shrink
+    assert sparse_gemm(8192, 1, 8192).gemm_speedup == pytest.approx(1.0, rel=1e-3)
     with pytest.raises(InvalidParameter, match="'compressed_weights' must be True or False"):
         sparse_gemm(8192, 1, 8192, compressed_weights="yes")
