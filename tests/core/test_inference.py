@@ -175,3 +175,18 @@ def test_published_gpu_and_batch_ratios():
     for g in ("A100-SXM4-80GB", "H100-SXM"):
         published = NEMO_LLAMA2_7B_MS[(g, 8)] / NEMO_LLAMA2_7B_MS[(g, 1)]
         assert _latency(g, 8) / _latency(g, 1) == pytest.approx(published, rel=0.2), g
+
+
+def test_phase_gemms_are_the_guides_gemms():
+    """Decode's GEMMs have M = batch and an intensity ~1 FLOP/B at batch 1 (the guides'
+    batch-1 Linear layer, R06 style: 2MNK / ((MK + KN + MN) x 2 B)); prefill's are
+    math-bound on an A100."""
+    from dlperf_widgets.core.inference import phase_gemms
+
+    dec = dict(phase_gemms("llama-2-7b", phase="decode", batch=1))
+    assert dec["qkv"].m == 1 and (dec["qkv"].n, dec["qkv"].k) == (3 * 4096, 4096)
+    n, k = 3 * 4096, 4096
+    assert dec["qkv"].arithmetic_intensity == pytest.approx(2 * n * k / ((k + k * n + n) * 2))
+    pre = dict(phase_gemms("llama-2-7b", phase="prefill", batch=1, tokens=2048))
+    assert all(r.limiter == "math" for r in pre.values())
+    assert all(r.limiter == "memory" for r in dec.values())
