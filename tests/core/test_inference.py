@@ -190,3 +190,35 @@ def test_phase_gemms_are_the_guides_gemms():
     pre = dict(phase_gemms("llama-2-7b", phase="prefill", batch=1, tokens=2048))
     assert all(r.limiter == "math" for r in pre.values())
     assert all(r.limiter == "memory" for r in dec.values())
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(sorted(MODELS)),
+    st.sampled_from(["A100-SXM4-80GB", "H100-SXM", "L4", "V100-SXM2-32GB"]),
+    st.integers(1, 512),
+    st.integers(1, 32768),
+    st.sampled_from(["fp16", "int8", "int4"]),
+)
+def test_invariants(model, gpu_name, batch, context, wd):
+    """Invariants: the ideal step is no slower than the prediction; total tokens/s = batch x
+    per-user; memory = weights + KV; the roofline point lies under the roof."""
+    r = llm_inference(model, gpu=gpu_name, batch=batch, context=context, weight_dtype=wd)
+    assert r.ideal_decode_step_s <= r.decode_step_s * (1 + 1e-9)
+    assert r.tokens_per_s == pytest.approx(batch * r.tokens_per_s_per_user)
+    assert r.memory_bytes == pytest.approx(r.weight_bytes + r.kv_cache_bytes)
+    g = gpu(gpu_name)
+    roof = min(g.peak_flops("fp16"), r.decode_arithmetic_intensity * g.memory_bandwidth_bytes_per_s)
+    assert r.decode_flops_per_s <= roof * (1 + 1e-9)
+
+
+def test_generation_latency_rejects_bad_input():
+    """'output_len' must be a positive integer."""
+    from dlperf_widgets.core.inference import generation_latency_s
+
+    with pytest.raises(InvalidParameter, match="'output_len' must be"):
+        generation_latency_s(output_len=0)
