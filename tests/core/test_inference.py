@@ -4,6 +4,8 @@ against the vLLM paper's figure, decode on the roofline, quantised weights and m
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dlperf_widgets.core.errors import InvalidParameter
 from dlperf_widgets.core.gpus import gpu
@@ -190,10 +192,6 @@ def test_phase_gemms_are_the_guides_gemms():
     pre = dict(phase_gemms("llama-2-7b", phase="prefill", batch=1, tokens=2048))
     assert all(r.limiter == "math" for r in pre.values())
     assert all(r.limiter == "memory" for r in dec.values())
-
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 
 @settings(max_examples=40, deadline=None)
