@@ -54,6 +54,7 @@ __all__ = [
     "llm",
     "llm_inference",
     "model_names",
+    "phase_gemms",
     "weight_bytes",
 ]
 
@@ -458,3 +459,27 @@ def generation_latency_s(
     mid = llm_inference(model, gpu=gpu, batch=batch, context=p + out // 2, prompt_len=p,
                         weight_dtype=weight_dtype, kv_dtype=kv_dtype)  # fmt: skip
     return first.time_to_first_token_s + (out - 1) * mid.decode_step_s
+
+
+def phase_gemms(
+    model: str | LlmSpec = "llama-2-7b",
+    *,
+    phase: str = "decode",
+    gpu: str | Gpu = "A100",
+    batch: int = 1,
+    tokens: int = 512,
+) -> tuple[tuple[str, Any], ...]:
+    """The linear layers of one transformer layer as GEMMs: ``(name, GemmResult)`` pairs.
+
+    ``phase='prefill'``: M = batch x ``tokens`` (the prompt); ``'decode'``: M = batch, one
+    new token per sequence (a matrix-vector product at batch 1). FP16, as a GEMM the guides
+    describe: the weights are the K x N operand.
+    """
+    from .gemm import gemm
+
+    spec = llm(model)
+    ph = check_choice("phase", phase, ("prefill", "decode"))
+    b = check_int("batch", batch, allow_array=False, maximum=1 << 16)
+    n_tok = check_int("tokens", tokens, allow_array=False, maximum=1 << 22)
+    m = b * n_tok if ph == "prefill" else b
+    return tuple((name, gemm(m, n, k, dtype="fp16", gpu=gpu)) for name, n, k in spec.linears())

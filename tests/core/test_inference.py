@@ -4,6 +4,8 @@ against the vLLM paper's figure, decode on the roofline, quantised weights and m
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dlperf_widgets.core.errors import InvalidParameter
 from dlperf_widgets.core.gpus import gpu
@@ -175,3 +177,46 @@ def test_published_gpu_and_batch_ratios():
     for g in ("A100-SXM4-80GB", "H100-SXM"):
         published = NEMO_LLAMA2_7B_MS[(g, 8)] / NEMO_LLAMA2_7B_MS[(g, 1)]
         assert _latency(g, 8) / _latency(g, 1) == pytest.approx(published, rel=0.2), g
+
+
+def test_phase_gemms_are_the_guides_gemms():
+    """Decode's GEMMs have M = batch and an intensity ~1 FLOP/B at batch 1 (the guides'
+    batch-1 Linear layer, R06 style: 2MNK / ((MK + KN + MN) x 2 B)); prefill's are
+    math-bound on an A100."""
+    from dlperf_widgets.core.inference import phase_gemms
+
+    dec = dict(phase_gemms("llama-2-7b", phase="decode", batch=1))
+    assert dec["qkv"].m == 1 and (dec["qkv"].n, dec["qkv"].k) == (3 * 4096, 4096)
+    n, k = 3 * 4096, 4096
+    assert dec["qkv"].arithmetic_intensity == pytest.approx(2 * n * k / ((k + k * n + n) * 2))
+    pre = dict(phase_gemms("llama-2-7b", phase="prefill", batch=1, tokens=2048))
+    assert all(r.limiter == "math" for r in pre.values())
+    assert all(r.limiter == "memory" for r in dec.values())
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(sorted(MODELS)),
+    st.sampled_from(["A100-SXM4-80GB", "H100-SXM", "L4", "V100-SXM2-32GB"]),
+    st.integers(1, 512),
+    st.integers(1, 32768),
+    st.sampled_from(["fp16", "int8", "int4"]),
+)
+def test_invariants(model, gpu_name, batch, context, wd):
+    """Invariants: the ideal step is no slower than the prediction; total tokens/s = batch x
+    per-user; memory = weights + KV; the roofline point lies under the roof."""
+    r = llm_inference(model, gpu=gpu_name, batch=batch, context=context, weight_dtype=wd)
+    assert r.ideal_decode_step_s <= r.decode_step_s * (1 + 1e-9)
+    assert r.tokens_per_s == pytest.approx(batch * r.tokens_per_s_per_user)
+    assert r.memory_bytes == pytest.approx(r.weight_bytes + r.kv_cache_bytes)
+    g = gpu(gpu_name)
+    roof = min(g.peak_flops("fp16"), r.decode_arithmetic_intensity * g.memory_bandwidth_bytes_per_s)
+    assert r.decode_flops_per_s <= roof * (1 + 1e-9)
+
+
+def test_generation_latency_rejects_bad_input():
+    """'output_len' must be a positive integer."""
+    from dlperf_widgets.core.inference import generation_latency_s
+
+    with pytest.raises(InvalidParameter, match="'output_len' must be"):
+        generation_latency_s(output_len=0)
