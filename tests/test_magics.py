@@ -27,6 +27,12 @@ LINES = {
     "format": ("format fp16", ["fp16"]),
     "memory": ("memory --params 7e9", ["7,000,000,000"]),
     "time": ("time device", ["Device"]),
+    "fp8": ("fp8 1 2 300 --recipe delayed --history 20", ["fp8_e4m3", "delayed"]),
+    "blockformat": ("blockformat mxfp4", ["4.25"]),
+    "mfu": ("mfu 60000 --params 7e9 --gpus 8 --gpu H100", ["MFU 31.8%"]),
+    "pipeline": ("pipeline 4 8", ["1f1b", "0.2727"]),
+    "collective": ("collective 1e9 8 --link NVLink4", ["3.931 ms"]),
+    "step": ("step --gpus 16 --tensor-parallel 2 --global-batch 64", ["TP 2"]),
 }
 NEEDS_TORCH = {"time"}
 

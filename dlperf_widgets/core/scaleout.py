@@ -543,6 +543,8 @@ def step_time(
     pipeline traffic crosses servers (``inter_link``) once a group spans more than
     ``gpus_per_node`` GPUs. ``zero=3`` models ZeRO-3 / FSDP traffic (3 Psi instead of
     2 Psi); ``overlap`` hides gradient traffic behind the last micro-batch's backward pass.
+    ``grad_bytes=2``: gradients are all-reduced in 16 bits, as PyTorch DDP does for BF16
+    parameters (Megatron-LM can reduce them in FP32: pass 4).
     """
     L = check_int("layers", layers, maximum=1024, allow_array=False)
     h = check_int("hidden", hidden, maximum=1 << 17, allow_array=False)
@@ -640,7 +642,11 @@ def step_time(
     group = max(1, -(-m // 32))
     for i in range(0, m, group):
         k = min(group, m - i)
-        for label, comp, comm in (("forward", fwd, tp_f + p2p), ("backward", bwd, tp_b + p2p)):
+        # interleaving crosses v times as many stage boundaries per micro-batch
+        for label, comp, comm in (
+            ("forward", fwd, tp_f + vv * p2p),
+            ("backward", bwd, tp_b + vv * p2p),
+        ):
             timeline.append(("compute", label, t, k * comp))
             t += k * comp
             if comm > 0:
@@ -669,7 +675,7 @@ def step_time(
         model_flops_per_step=flops,
         compute_s=m * (fwd + bwd),
         tensor_parallel_s=m * (tp_f + tp_b),
-        pipeline_p2p_s=m * 2 * p2p * (vv if pp > 1 else 1),
+        pipeline_p2p_s=m * 2 * p2p * vv,
         bubble_s=bubble,
         data_parallel_s=dp_time,
         data_parallel_exposed_s=exposed,

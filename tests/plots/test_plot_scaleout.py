@@ -35,9 +35,12 @@ def test_fp8_histogram_shares_and_zones():
     assert a.overflow.get_x() == pytest.approx(np.log2(464.0))
 
 
-def test_step_timeline_spans_the_step():
+@pytest.mark.parametrize("schedule", ["1f1b", "interleaved"])
+def test_step_timeline_spans_the_step(schedule):
     """The compute lane ends where the step's compute, communication and bubble end."""
     r = step_time(
+        schedule=schedule,
+        chunks=2,
         layers=8,
         hidden=1024,
         heads=16,
