@@ -80,18 +80,15 @@ def badge(name: str) -> str:
 
 def install_source() -> str:
     return (
-        "# On Google Colab: install the kit from its repository (a minute); elsewhere this cell\n"
-        "# does nothing. Then choose Runtime > Change runtime type > GPU to time on a real GPU.\n"
+        "# On Google Colab: install the kit from its repository; elsewhere this cell does\n"
+        "# nothing. Then choose Runtime > Change runtime type > GPU to time on a real GPU.\n"
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
         "    import subprocess\n"
         "\n"
-        "    subprocess.run(\n"
-        f'        [sys.executable, "-m", "pip", "install", "-q", '
-        f'"dlperf_widgets[widgets] @ git+{home_url()}"],\n'
-        "        check=True,\n"
-        "    )\n"
+        f'    kit = "dlperf_widgets[widgets] @ git+{home_url()}"\n'
+        '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", kit], check=True)\n'
         "    from google.colab import output\n"
         "\n"
         "    output.enable_custom_widget_manager()  # Colab shows ipywidgets 8 this way"

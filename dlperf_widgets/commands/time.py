@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from ..core.layers import LAYER_KINDS as MODEL_LAYER_KINDS
-from . import Command, UsageError, int_arg
+from . import Command, UsageError, float_arg, int_arg
 
 _TARGETS = ("gemm", "layer", "device")
 # the kinds the timer runs (live.timing.LAYER_KINDS; repeated here so that building the
@@ -36,7 +36,11 @@ def _common(p: argparse.ArgumentParser, with_dtype: bool = True) -> None:
     )
     if not with_dtype:
         return
-    p.add_argument("--dtype", default="fp16", help="fp16, bf16, tf32, fp32 or fp64 (fp16)")
+    p.add_argument(
+        "--dtype",
+        default=None,
+        help="fp16, bf16, tf32, fp32 or fp64 (fp16 on a GPU, fp32 on the CPU)",
+    )
     p.add_argument(
         "--repeats",
         type=int_arg("repeats"),
@@ -45,6 +49,13 @@ def _common(p: argparse.ArgumentParser, with_dtype: bool = True) -> None:
     )
     p.add_argument(
         "--warmup", type=int_arg("warmup"), default=None, help="untimed runs first (GPU 5, CPU 1)"
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=float_arg("max-seconds"),
+        default=60.0,
+        help="on the CPU, refuse work estimated longer than this and stop repeating after it "
+        "(60; 0 for no limit)",
     )
     p.add_argument(
         "--no-flush",
@@ -116,6 +127,7 @@ def _run(a: argparse.Namespace) -> Any:
         "repeats": a.repeats,
         "warmup": a.warmup,
         "flush_l2": not a.no_flush,
+        "max_seconds": a.max_seconds or None,
     }
     if target == "gemm":
         from ..live.timing import time_gemm

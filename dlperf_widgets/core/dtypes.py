@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._validate import closest
+from ._validate import closest, describe
 from .errors import InvalidParameter
 
 __all__ = ["DTYPES", "Dtype", "dtype", "dtype_names"]
@@ -102,10 +102,12 @@ def dtype(name: str | Dtype) -> Dtype:
     if isinstance(name, Dtype):
         return name
     if not isinstance(name, str):
-        raise InvalidParameter(f"'dtype' must be one of {', '.join(DTYPES)} (got {name!r})")
+        raise InvalidParameter(f"'dtype' must be one of {', '.join(DTYPES)} (got {describe(name)})")
     key = name.strip().lower().replace("torch.", "")
     if key in _LOOKUP:
         return DTYPES[_LOOKUP[key]]
-    hint = closest(key, _LOOKUP)
+    hint = closest(key, _LOOKUP) if len(key) <= 100 else []
     extra = f"; did you mean {', '.join(dict.fromkeys(_LOOKUP[h] for h in hint))}?" if hint else ""
-    raise InvalidParameter(f"'dtype' must be one of {', '.join(DTYPES)} (got {name!r}){extra}")
+    raise InvalidParameter(
+        f"'dtype' must be one of {', '.join(DTYPES)} (got {describe(name)}){extra}"
+    )

@@ -111,7 +111,7 @@ class Gpu(ResultMixin):
         d = dtype(dt)
         if unit is not None:
             if unit not in UNITS:
-                raise InvalidParameter(f"'unit' must be one of cuda, tensor (got {unit!r})")
+                raise InvalidParameter(f"'unit' must be one of cuda, tensor (got {describe(unit)})")
             for p in self.peaks:
                 if p.dtype == d.name and p.unit == unit:
                     rate = p.sparse_flops_per_s if sparse else p.flops_per_s
@@ -243,7 +243,7 @@ def _build_peaks(
     arch = _architectures().get(architecture)
     if arch is None:
         raise InvalidParameter(
-            f"'architecture' must be one of {', '.join(_architectures())} (got {architecture!r})"
+            f"'architecture' must be one of {', '.join(_architectures())} (got {describe(architecture)})"
         )
     overrides = _overrides()
     peaks = []
@@ -352,7 +352,7 @@ def custom_gpu(
     8
     """
     if not isinstance(name, str) or not name.strip():
-        raise InvalidParameter(f"'name' must be a non-empty string (got {name!r})")
+        raise InvalidParameter(f"'name' must be a non-empty string (got {describe(name)})")
     sms = check_int("sms", sms, allow_array=False)
     boost = check_number("boost_clock_mhz", boost_clock_mhz, minimum=0, strict=True)
     bw = check_number(

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_int, check_product
+from ._validate import check_int, check_product, describe
 from .assumptions import TILE_REUSE_R0
 from .errors import InvalidParameter
 from .results import ResultMixin
@@ -56,14 +56,16 @@ def parse_tile(tile: Any) -> tuple[int, int] | None:
                 return tm, tn
         raise InvalidParameter(
             f"'tile' must be 'auto' or HEIGHTxWIDTH with positive integers, "
-            f"e.g. '256x128' (got {tile!r})"
+            f"e.g. '256x128' (got {describe(tile)})"
         )
     if isinstance(tile, (tuple, list)) and len(tile) == 2:
         return (
             check_int("tile height", tile[0], allow_array=False),
             check_int("tile width", tile[1], allow_array=False),
         )
-    raise InvalidParameter(f"'tile' must be 'auto' or HEIGHTxWIDTH, e.g. '256x128' (got {tile!r})")
+    raise InvalidParameter(
+        f"'tile' must be 'auto' or HEIGHTxWIDTH, e.g. '256x128' (got {describe(tile)})"
+    )
 
 
 # Operand reuse makes larger tiles more efficient: see core.assumptions.TILE_REUSE_R0.

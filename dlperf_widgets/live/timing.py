@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._optional import require
-from ..core._validate import check_choice, check_int
+from ..core._validate import check_choice, check_int, check_number
 from ..core.dtypes import dtype as _dtype
 from ..core.errors import DlperfError, InvalidParameter
 from ..core.gemm import GemmResult, gemm, gemm_bytes, gemm_flops
@@ -43,6 +43,7 @@ from ..core.results import ResultMixin, format_quantity
 from .device import DeviceInfo, detect_device
 
 __all__ = [
+    "CPU_BUDGET_S",
     "DEFAULT_REPEATS",
     "DEFAULT_WARMUP",
     "LAYER_KINDS",
@@ -70,6 +71,18 @@ DEFAULT_WARMUP = {"cuda": 5, "cpu": 1}
 # learner is likely to have, small enough to allocate anywhere.
 FALLBACK_FLUSH_BYTES = 256 * 2**20
 MAX_CPU_FLUSH_BYTES = 512 * 2**20
+
+# -- the CPU work budget ---------------------------------------------------------------
+# Before allocating anything, a CPU timing estimates its work (warmup + repeats runs) from the
+# model's FLOPs and bytes at deliberately low CPU rates, and refuses work beyond the budget
+# with the estimate and how to raise it. Measured on a 2-core shared x86 server (PyTorch
+# 2.13, 512^3 matmul): fp32 7.5, bf16 16.7, fp16 1.06 GFLOP/s; a 4096^3 fp16 GEMM took about
+# 14 minutes over 6 runs. The rates below sit at or under those, so the estimate errs long.
+CPU_FLOPS_PER_S = {"fp64": 2e9, "fp32": 5e9, "tf32": 5e9, "bf16": 2e9, "fp16": 1e9}
+CPU_BYTES_PER_S = 2e9
+CPU_BUDGET_S = 60.0
+MAX_REPEATS = 10_000
+MAX_WARMUP = 1_000
 
 
 # -- results ------------------------------------------------------------------------------
@@ -331,10 +344,22 @@ def _timed_runs(
     repeats: int,
     warmup: int,
     flush: Any,
+    max_seconds: float | None = None,
 ) -> list[float]:
-    """Run ``step`` warmup times untimed, then ``repeats`` times timed; seconds per repeat."""
+    """Run ``step`` warmup times untimed, then ``repeats`` times timed; seconds per repeat.
+
+    On the CPU the loop stops early (after at least one timed run) once ``max_seconds`` have
+    passed, so a wrong estimate cannot run on for minutes; Ctrl-C stops it between runs.
+    """
+    begun = time.perf_counter()
+
+    def out_of_time() -> bool:
+        return max_seconds is not None and time.perf_counter() - begun > max_seconds
+
     for _ in range(warmup):
         step()
+        if out_of_time():
+            break
     if info.kind == "cuda":
         torch.cuda.synchronize()
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
@@ -347,8 +372,10 @@ def _timed_runs(
             end.record()
         torch.cuda.synchronize()
         return [start.elapsed_time(end) / 1e3 for start, end in zip(starts, ends, strict=True)]
-    times = []
+    times: list[float] = []
     for _ in range(repeats):
+        if times and out_of_time():
+            break
         if flush is not None:
             flush.zero_()
         t0 = time.perf_counter()
@@ -361,14 +388,57 @@ def _resolve_counts(info: DeviceInfo, repeats: int | None, warmup: int | None) -
     reps = (
         DEFAULT_REPEATS[info.kind]
         if repeats is None
-        else check_int("repeats", repeats, allow_array=False)
+        else _count_at_most(
+            "repeats", check_int("repeats", repeats, allow_array=False), MAX_REPEATS
+        )
     )
     warm = (
         DEFAULT_WARMUP[info.kind]
         if warmup is None
-        else check_int("warmup", warmup, minimum=0, allow_array=False)
+        else _count_at_most(
+            "warmup", check_int("warmup", warmup, minimum=0, allow_array=False), MAX_WARMUP
+        )
     )
     return reps, warm
+
+
+def _count_at_most(name: str, value: int, maximum: int) -> int:
+    if value > maximum:
+        raise InvalidParameter(
+            f"'{name}' must be an integer no larger than {maximum} (got {value})"
+        )
+    return value
+
+
+def _check_budget(max_seconds: Any) -> float | None:
+    if max_seconds is None:
+        return None
+    return check_number("max_seconds", max_seconds, minimum=0, strict=True)
+
+
+def _check_work(
+    info: DeviceInfo,
+    what: str,
+    dname: str,
+    flops: float,
+    nbytes: float,
+    runs: int,
+    max_seconds: float | None,
+) -> None:
+    """Refuse CPU work whose estimate exceeds ``max_seconds`` (None: no limit; GPUs: none)."""
+    if info.kind != "cpu" or max_seconds is None:
+        return
+    rate = CPU_FLOPS_PER_S.get(dname, min(CPU_FLOPS_PER_S.values()))
+    one = max(flops / rate, nbytes / CPU_BYTES_PER_S)
+    estimate = one * runs
+    if estimate > max_seconds:
+        raise DlperfError(
+            f"{what} on the CPU would take about {format_quantity(estimate, 's')} "
+            f"({runs} runs of {flops:.3g} FLOP at an assumed {rate / 1e9:g} GFLOP/s), over the "
+            f"{max_seconds:g} s budget: choose smaller sizes or fewer repeats"
+            f"{', use dtype=' + repr('fp32') if dname in ('fp16', 'bf16', 'fp64') else ''}"
+            f", or raise max_seconds (--max-seconds)"
+        )
 
 
 def _label(info: DeviceInfo) -> str:
@@ -385,6 +455,7 @@ def _measure(
     flush_l2: bool,
     needed_bytes: float,
     what: str,
+    max_seconds: float | None = None,
 ) -> tuple[list[float], dict[str, Any]]:
     """Allocate through ``build`` (-> step, extras), time it, free everything.
 
@@ -401,17 +472,30 @@ def _measure(
         state["flush"] = torch.empty(flush_n, dtype=torch.uint8, device=device) if flush_n else None
         state["step"], extras = build()
         times = _timed_runs(
-            torch, info, state["step"], repeats=repeats, warmup=warmup, flush=state["flush"]
+            torch,
+            info,
+            state["step"],
+            repeats=repeats,
+            warmup=warmup,
+            flush=state["flush"],
+            max_seconds=max_seconds if info.kind == "cpu" else None,
         )
         return times, extras
     except (RuntimeError, MemoryError) as exc:
         if not _is_oom(exc):
             raise
-        failure = (
-            f"{what} ran out of memory on {_label(info)} (it needs about {_gib(needed_bytes)}"
-            f"{' plus a ' + _gib(flush_n) + ' cache-flush buffer' if flush_n else ''}); "
-            f"choose smaller sizes"
-        )
+        if needed_bytes > 0:
+            failure = (
+                f"{what} ran out of memory on {_label(info)} (it needs about "
+                f"{_gib(needed_bytes)}"
+                f"{' plus a ' + _gib(flush_n) + ' cache-flush buffer' if flush_n else ''}); "
+                f"choose smaller sizes"
+            )
+        else:  # timed code of the caller's own: the kit knows nothing of its needs
+            failure = (
+                f"the timed code ({what}) ran out of memory on {_label(info)} "
+                f"({type(exc).__name__}); free memory or time smaller inputs"
+            )
     finally:
         state.clear()
         if failure:
@@ -422,8 +506,9 @@ def _measure(
 def _random(
     torch: Any, shape: Sequence[int], tdtype: Any, device: str, gen: Any, grad: bool = False
 ) -> Any:
-    # randn draws from N(0, 1): never all zeros, and of a scale every float type holds.
-    t = torch.randn(*shape, generator=gen, device=device, dtype=torch.float32).to(tdtype)
+    # randn draws from N(0, 1): never all zeros, and of a scale every float type holds. Made
+    # in its own dtype: an FP32 draw cast down would need 3x an FP16 operand's memory.
+    t = torch.randn(*shape, generator=gen, device=device, dtype=tdtype)
     if grad:
         t.requires_grad_(True)
     return t
@@ -437,6 +522,11 @@ def _torch_dtype(torch: Any, name: str) -> Any:
         "fp16": torch.float16,
         "bf16": torch.bfloat16,
     }[name]
+
+
+def _default_dtype(info: DeviceInfo) -> str:
+    """fp16 on a GPU (Tensor Cores); fp32 on the CPU, whose fp16 matmul is ~7x slower."""
+    return "fp32" if info.kind == "cpu" else "fp16"
 
 
 def _timed_dtype(value: Any) -> str:
@@ -490,15 +580,22 @@ def time_callable(
     flops: float | None = None,
     bytes: float | None = None,
     label: str = "callable",
+    max_seconds: float | None = CPU_BUDGET_S,
 ) -> CallableTiming:
     """Time ``fn()`` with the kit's discipline: ``warmup`` untimed calls, then ``repeats``
     timed calls (CUDA events on a GPU, ``perf_counter`` on the CPU), median reported.
 
     ``fn`` is called exactly ``warmup + repeats`` times. ``flops``/``bytes``, when given,
-    turn the median into achieved FLOP/s and bytes/s.
+    turn the median into achieved FLOP/s and bytes/s. On the CPU, timed calls stop once
+    ``max_seconds`` have passed (after at least one).
     """
     if not callable(fn):
         raise InvalidParameter(f"'fn' must be a callable taking no arguments (got {fn!r})")
+    budget = _check_budget(max_seconds)
+    if flops is not None:
+        flops = check_number("flops", flops, minimum=0, strict=True)
+    if bytes is not None:
+        bytes = check_number("bytes", bytes, minimum=0, strict=True)
     torch = _torch()
     info = detect_device(device)
     reps, warm = _resolve_counts(info, repeats, warmup)
@@ -511,6 +608,7 @@ def time_callable(
         flush_l2=flush_l2,
         needed_bytes=0,
         what=label,
+        max_seconds=budget,
     )
     med = statistics.median(times)
     return CallableTiming(
@@ -519,7 +617,7 @@ def time_callable(
         device_kind=info.kind,
         measured_time_s=med,
         times_s=tuple(times),
-        repeats=reps,
+        repeats=len(times),
         warmup=warm,
         flush_l2=bool(flush_l2),
         flops=flops,
@@ -535,15 +633,20 @@ def time_gemm(
     n: int,
     k: int,
     *,
-    dtype: str = "fp16",
+    dtype: str | None = None,
     device: str = "auto",
     batch: int = 1,
     repeats: int | None = None,
     warmup: int | None = None,
     flush_l2: bool = True,
+    max_seconds: float | None = CPU_BUDGET_S,
 ) -> GemmTiming:
     """Measure C = A @ B (A: M x K, B: K x N; ``batch`` > 1: a batched matmul) and put the
     model's prediction for the present GPU beside it.
+
+    ``dtype`` defaults to fp16 on a GPU and fp32 on the CPU (where half precision has no
+    fast kernels). On the CPU the work is estimated first and refused beyond ``max_seconds``
+    (:data:`CPU_BUDGET_S`; None: no limit).
 
     >>> r = time_gemm(64, 64, 64, dtype="fp32", device="cpu", repeats=3, warmup=1)
     >>> r.device, r.repeats, len(r.times_s), r.predicted_time_s
@@ -553,9 +656,12 @@ def time_gemm(
     n = check_int("n", n, allow_array=False)
     k = check_int("k", k, allow_array=False)
     batch = check_int("batch", batch, allow_array=False)
-    dname = _timed_dtype(dtype)
+    budget = _check_budget(max_seconds)
+    if dtype is not None:
+        _timed_dtype(dtype)
     torch = _torch()
     info = detect_device(device)
+    dname = _timed_dtype(_default_dtype(info) if dtype is None else dtype)
     reps, warm = _resolve_counts(info, repeats, warmup)
     d = _dtype(dname)
     flops = float(gemm_flops(m, n, k, batch))
@@ -563,6 +669,8 @@ def time_gemm(
     tdtype = _torch_dtype(torch, dname)
     dev = "cuda" if info.kind == "cuda" else "cpu"
     what = f"GEMM {m} x {n} x {k}{f' x batch {batch}' if batch > 1 else ''} ({dname})"
+    _check_memory(torch, info, nbytes + (_flush_bytes(info) if flush_l2 else 0), what)
+    _check_work(info, what, dname, flops, nbytes, reps + warm, budget)
 
     def build() -> tuple[Callable[[], Any], dict[str, Any]]:
         gen = torch.Generator(device=dev).manual_seed(0)
@@ -587,6 +695,7 @@ def time_gemm(
                 flush_l2=flush_l2,
                 needed_bytes=nbytes,
                 what=what,
+                max_seconds=budget,
             )
         except RuntimeError as exc:
             if _unsupported(exc):
@@ -608,7 +717,7 @@ def time_gemm(
         device_kind=info.kind,
         measured_time_s=med,
         times_s=tuple(times),
-        repeats=reps,
+        repeats=len(times),
         warmup=warm,
         flush_l2=bool(flush_l2),
         flops=flops,
@@ -836,12 +945,13 @@ def _count(torch: Any, build: Build, phase: str) -> tuple[float, float]:
 def time_layer(
     kind: str,
     *,
-    dtype: str = "fp16",
+    dtype: str | None = None,
     device: str = "auto",
     phase: str = "forward",
     repeats: int | None = None,
     warmup: int | None = None,
     flush_l2: bool = True,
+    max_seconds: float | None = CPU_BUDGET_S,
     **options: Any,
 ) -> LayerTiming:
     """Measure one pass of a layer on the present device, beside the layer model.
@@ -854,6 +964,8 @@ def time_layer(
     elements); ``attention`` (batch, seq_len, hidden, heads, qkv). ``phase='backward'``
     times the activation and weight gradients of a forward pass run beforehand. The
     prediction (on a GPU) is the model's forward or backward time for the same layer.
+    ``dtype`` and ``max_seconds`` work as in :func:`time_gemm`; memory and work are checked
+    before anything is allocated.
 
     >>> r = time_layer("relu", elements=4096, dtype="fp32", device="cpu", repeats=3, warmup=1)
     >>> r.kind, r.phase, r.device, r.bytes
@@ -868,9 +980,12 @@ def time_layer(
         )
     _spec, opts = resolve_options(kind, options)
     opts.pop("training", None)
-    dname = _timed_dtype(dtype)
+    budget = _check_budget(max_seconds)
+    if dtype is not None:
+        _timed_dtype(dtype)
     torch = _torch()
     info = detect_device(device)
+    dname = _timed_dtype(_default_dtype(info) if dtype is None else dtype)
     reps, warm = _resolve_counts(info, repeats, warmup)
     tdtype = _torch_dtype(torch, dname)
     dev = "cuda" if info.kind == "cuda" else "cpu"
@@ -878,8 +993,17 @@ def time_layer(
     elem = _dtype(dname).bytes_per_element
     # a backward pass also holds the saved activations and the gradients
     needed = sum(math.prod(s) for s in shapes.values()) * elem * (3 if phase == "backward" else 1)
+    if kind == "attention":
+        # The score matrix (batch x heads x seq x seq) and its softmax: counting FLOPs runs
+        # PyTorch's math attention, which materialises both (4x in the backward pass).
+        scores = opts["batch"] * opts["heads"] * opts["seq_len"] ** 2 * max(elem, 4)
+        needed += scores * (4 if phase == "backward" else 2)
     shown = {k: v for k, v in opts.items() if v is not None}
     what = f"{kind} {phase} ({', '.join(f'{k}={_show(v)}' for k, v in shown.items())}; {dname})"
+    # checked before _count allocates anything
+    _check_memory(torch, info, needed + (_flush_bytes(info) if flush_l2 else 0), what)
+    model_flops, model_bytes = _layer_work(kind, phase, opts, dname)
+    _check_work(info, what, dname, model_flops, model_bytes, reps + warm + 1, budget)
     msg = ""
     with _matmul_precision(torch, dname, info.kind):
         try:
@@ -893,6 +1017,7 @@ def time_layer(
                 flush_l2=flush_l2,
                 needed_bytes=needed,
                 what=what,
+                max_seconds=budget,
             )
         except (RuntimeError, MemoryError) as exc:
             if _is_oom(exc):
@@ -916,7 +1041,7 @@ def time_layer(
         device_kind=info.kind,
         measured_time_s=med,
         times_s=tuple(times),
-        repeats=reps,
+        repeats=len(times),
         warmup=warm,
         flush_l2=bool(flush_l2),
         flops=flops,
@@ -928,6 +1053,15 @@ def time_layer(
         model_gpu=model_gpu,
         note=_with_spread_note(note, times),
     )
+
+
+def _layer_work(kind: str, phase: str, opts: dict[str, Any], dname: str) -> tuple[float, float]:
+    """FLOPs and bytes of one pass from the layer model (A100 figures; only counts matter)."""
+    model_dtype = "fp16" if dname in ("fp16", "bf16") else "tf32"
+    result = layer(kind, dtype=model_dtype, gpu="A100", findings=False, training=True, **opts)
+    passes = [p for p in result.passes if (p.pass_ == "forward") == (phase == "forward")]
+    scale = _dtype(dname).bytes_per_element / _dtype(model_dtype).bytes_per_element
+    return sum(p.flops for p in passes), sum(p.bytes for p in passes) * scale
 
 
 def _show(value: Any) -> str:

@@ -16,8 +16,10 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from .._optional import require
+from ..core._validate import describe
 from ..core.errors import DlperfError, InvalidParameter
 from ..core.gpus import Gpu, gpu, gpu_names
+from ._close import close_tree, close_value
 from ._figure import FigureView
 
 __all__ = ["MAX_DIM", "Explorer", "gpu_dropdown", "parse_int"]
@@ -40,8 +42,8 @@ def parse_int(field: str, text: Any, *, minimum: int = 1, maximum: int = MAX_DIM
         rule = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
     else:
         rule = f"an integer between {minimum:,} and {maximum:,}"
-    if isinstance(text, bool):
-        raise InvalidParameter(f"'{field}' must be {rule} (got {text!r})")
+    if isinstance(text, bool) or (isinstance(text, str) and len(text) > 40):
+        raise InvalidParameter(f"'{field}' must be {rule} (got {describe(text)})")
     if isinstance(text, int):
         value = text
     else:
@@ -52,12 +54,12 @@ def parse_int(field: str, text: Any, *, minimum: int = 1, maximum: int = MAX_DIM
             try:
                 f = float(s)
             except ValueError:
-                raise InvalidParameter(f"'{field}' must be {rule} (got {text!r})") from None
+                raise InvalidParameter(f"'{field}' must be {rule} (got {describe(text)})") from None
             if not f.is_integer():
-                raise InvalidParameter(f"'{field}' must be {rule} (got {text!r})") from None
+                raise InvalidParameter(f"'{field}' must be {rule} (got {describe(text)})") from None
             value = int(f)
     if value < minimum or (maximum is not None and value > maximum):
-        raise InvalidParameter(f"'{field}' must be {rule} (got {text!r})")
+        raise InvalidParameter(f"'{field}' must be {rule} (got {describe(text)})")
     return value
 
 
@@ -156,11 +158,15 @@ class Explorer(widgets.VBox):  # type: ignore[misc]
                 self.controls["preset"].value = "custom"
         self.update({name})
 
+    def _dtype_options(self, g: Gpu) -> list[str]:
+        """The dtypes the dtype dropdown offers for ``g`` (subclasses narrow this)."""
+        return g.dtypes()
+
     def _refresh_dtypes(self, gpu_name: str) -> None:
         """Offer the dtypes the new GPU runs; keep the current one if it can."""
         g = self._gpu(gpu_name)
         dd = self.controls["dtype"]
-        names = g.dtypes()
+        names = self._dtype_options(g)
         wanted = dd.value
         with self._hold():
             dd.options = names
@@ -245,17 +251,24 @@ class Explorer(widgets.VBox):  # type: ignore[misc]
         return _Snapshot(self._static_html(), self.view.png())
 
     def close(self) -> None:
-        """Close the controls, the figure and the widget itself."""
-        for w in getattr(self, "controls", {}).values():
+        """Close every widget this explorer made (controls, boxes, their layouts and styles),
+        release its figure, and close the explorer itself; calling it twice is harmless."""
+        controls = getattr(self, "controls", {})
+        for w in controls.values():
             _unobserve(w, self._on_change)
-            w.close()
-        for w in (getattr(self, "message", None), getattr(self, "output", None)):
+        seen: set[int] = {id(self)}
+        for w in (
+            *controls.values(),
+            getattr(self, "message", None),
+            getattr(self, "output", None),
+        ):
             if w is not None:
-                w.close()
+                close_tree(w, seen)
+        for name in self.keys:
+            close_value(getattr(self, name, None), seen)
         if getattr(self, "view", None) is not None:
             self.view.close()
-        for child in self.children:
-            child.close()
+        self.result = None
         super().close()
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from .._optional import require
 from ..plots.style import style_context
+from ._close import close_tree
 
 __all__ = ["FigureView"]
 
@@ -111,5 +112,8 @@ class FigureView:
         return base64.b64encode(self.png()).decode("ascii")
 
     def close(self) -> None:
-        self.image.close()
+        """Close the image widget and free the figure (its artists and pixel buffers)."""
+        close_tree(self.image)
         self._background = None
+        self._png = b""
+        self.figure.clear()

@@ -102,7 +102,7 @@ class MemoryCalculator(Explorer):
 
         def count(name: str, value: int, maximum: int) -> Any:
             return widgets.BoundedIntText(
-                value=value,
+                value=parse_int(name, value, maximum=maximum),
                 min=1,
                 max=maximum,
                 description=name,

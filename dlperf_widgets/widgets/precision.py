@@ -23,7 +23,7 @@ from ..plots.precision import (
     set_value,
     update_loss_scaling,
 )
-from ._base import Explorer, widgets
+from ._base import Explorer, parse_int, widgets
 
 __all__ = ["FormatExplorer", "LossScalingExplorer"]
 
@@ -148,7 +148,7 @@ class LossScalingExplorer(Explorer):
         loss_scale_effect(2.0**log2_scale, format=format, log2_mean=log2_mean, log2_std=log2_std)
         controls = {
             "log2_scale": widgets.IntSlider(
-                value=log2_scale,
+                value=parse_int("log2(scale)", log2_scale, minimum=-8, maximum=32),
                 min=-8,
                 max=32,
                 description="log2(scale)",

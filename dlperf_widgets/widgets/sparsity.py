@@ -44,9 +44,16 @@ class SparsityExplorer(Explorer):
     ) -> None:
         super().__init__()
         m, n, k = parse_int("M", m), parse_int("N", n), parse_int("K", k)
+        seed = parse_int("weights seed", seed, minimum=0, maximum=99)
         gpu_dd, self._custom_gpus = gpu_dropdown(gpu)
         g = self._gpu(gpu_dd.value)
         first = sparse_gemm(m, n, k, dtype=dtype, gpu=g, runtime_fraction=runtime_fraction)
+        # Offer only what 2:4 sparsity runs on: GPUs with sparse Tensor Cores (Ampere on)
+        # and, per GPU, the dtypes with a sparse rate; the others would always error.
+        gpu_dd.options = [
+            name for name in gpu_dd.options if _sparse_dtypes(self._gpu(name)) or name == g.name
+        ]
+        gpu_dd.value = g.name
         self.pruned: PruneResult = prune_2_4(self._weights(seed))
 
         def slider(name: str, value: int) -> Any:
@@ -62,7 +69,9 @@ class SparsityExplorer(Explorer):
             "m": slider("M", m),
             "n": slider("N", n),
             "k": slider("K", k),
-            "dtype": widgets.Dropdown(options=g.dtypes(), value=first.dtype, description="dtype"),
+            "dtype": widgets.Dropdown(
+                options=_sparse_dtypes(g), value=first.dtype, description="dtype"
+            ),
             "gpu": gpu_dd,
             "runtime_fraction": widgets.FloatSlider(
                 value=runtime_fraction,
@@ -78,6 +87,9 @@ class SparsityExplorer(Explorer):
         self._setup(
             controls, rows=[["m", "n", "k"], ["dtype", "gpu"], ["runtime_fraction", "seed"]]
         )
+
+    def _dtype_options(self, g: Gpu) -> list[str]:
+        return _sparse_dtypes(g)
 
     @staticmethod
     def _weights(seed: int) -> np.ndarray:
@@ -112,3 +124,9 @@ class SparsityExplorer(Explorer):
             self.pruned = prune_2_4(self._weights(self.controls["seed"].value))
             update_pruned(self._artists, self.pruned)
             view.redraw(full=False)
+
+
+def _sparse_dtypes(g: Gpu) -> list[str]:
+    """The dtypes ``g`` runs with a 2:4 sparse Tensor Core rate."""
+    sparse = {p.dtype for p in g.peaks if p.sparse_flops_per_s}
+    return [d for d in g.dtypes() if d in sparse]

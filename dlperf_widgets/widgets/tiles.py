@@ -88,7 +88,7 @@ class TileExplorer(Explorer):
             "tile": tile_dd,
             "gpu": gpu_dd,
             "blocks_per_sm": widgets.BoundedIntText(
-                value=blocks_per_sm,
+                value=parse_int("blocks/SM", blocks_per_sm, maximum=32),
                 min=1,
                 max=32,
                 description="blocks/SM",
@@ -180,7 +180,7 @@ class WaveExplorer(Explorer):
         tile: str = "256x128",
         sms: int | None = None,
         gpu: str | Gpu | None = None,
-        blocks_per_sm: int = 1,
+        blocks_per_sm: int | None = None,
         slices: int = 3,
         capacity: int = 2,
     ) -> None:
@@ -195,17 +195,18 @@ class WaveExplorer(Explorer):
             "n": 512,
             "tile": tile,
             "sms": 8,
-            "blocks_per_sm": blocks_per_sm,
+            "blocks_per_sm": 1,
             "slices": slices,
             "capacity": capacity,
         }
         values.update(PRESETS[preset])
         if gpu is not None:
             values["sms"] = self._sms_of(gpu)
-        for key, given in (("m", m), ("n", n), ("sms", sms)):
+        # Values given explicitly win over the preset's (a preset never silently drops them).
+        for key, given in (("m", m), ("n", n), ("sms", sms), ("blocks_per_sm", blocks_per_sm)):
             if given is not None:
                 values[key] = given
-        if any(v is not None for v in (m, n, sms, gpu)) and preset != TOAST:
+        if any(v is not None for v in (m, n, sms, gpu, blocks_per_sm)) and preset != TOAST:
             preset = "custom"
         vm, vn = parse_int("M", values["m"]), parse_int("N", values["n"])
         tile_dd = _tile_dropdown(values["tile"])
@@ -220,7 +221,7 @@ class WaveExplorer(Explorer):
             "tile": tile_dd,
             "sms": _slider("SMs", int(values["sms"]), 160, "300px"),
             "blocks_per_sm": widgets.BoundedIntText(
-                value=int(values["blocks_per_sm"]),
+                value=parse_int("blocks/SM", values["blocks_per_sm"], maximum=32),
                 min=1,
                 max=32,
                 description="blocks/SM",

@@ -207,3 +207,21 @@ def test_toast_with_huge_inputs_answers_quickly():
 def test_public_entries_with_hostile_values(entry, value):
     """Every value of the hostile list: an answer or the kit's one-sentence error, quickly."""
     assert_kit_error(lambda: entry(value))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s: gemm(64, 64, 64, dtype=s),
+        lambda s: gemm(64, 64, 64, tile=s),
+        lambda s: gpu(s),
+        lambda s: custom_gpu(
+            "x", architecture=s, sms=1, boost_clock_mhz=1, memory_bandwidth_bytes_per_s=1
+        ),
+    ],
+    ids=["dtype", "tile", "gpu", "architecture"],
+)
+def test_a_megabyte_of_text_is_not_echoed(call):
+    """An error message echoed a 1 MB input whole; now it quotes a short excerpt."""
+    message = assert_kit_error(lambda: call("x" * 1_000_000))
+    assert message is not None and len(message) < 400

@@ -51,7 +51,7 @@ def test_cache_flush_happens_outside_the_timed_window(monkeypatch):
     events = []
     real_measure = timing._timed_runs
 
-    def spy(torch_, info, step, *, repeats, warmup, flush):
+    def spy(torch_, info, step, *, repeats, warmup, flush, max_seconds=None):
         class Flush:
             def zero_(self):
                 events.append("flush")
