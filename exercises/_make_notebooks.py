@@ -604,8 +604,10 @@ def nb08():  # type: ignore[no-untyped-def]
         setup(SETUP + "from dlperf_widgets.core.memory import training_memory"),
         md(
             "## Task 1: bytes per parameter\n\n"
-            "Mixed-precision (FP16) training with AdamW. How many bytes of model state does "
-            "each parameter cost: weights, gradients and optimizer states together?"
+            "Mixed-precision (FP16) training with AdamW, counted as the slides do (an FP32 "
+            "master copy of the weights beside a 16-bit working copy, FP32 gradients). How "
+            "many bytes of model state does each parameter cost: weights, gradients and "
+            "optimizer states together?"
         ),
         answer("bytes_per_param", "bytes per parameter", "per_param", "per_param = 6 + 4 + 8"),
         test("08.bytes_per_param", "per_param"),
