@@ -164,7 +164,31 @@ CLAIMS = [
         r"among 41, a (\d+) % waste",
         lambda: 100 * (1 - tile_efficiency(5128, 128, 128, 128)),
     ),
+    Claim(
+        "08",
+        "e2b8c6d4",
+        r"4 \+ 4 \+ 8 = (\d+) bytes per parameter",
+        lambda: training_memory(1, precision="fp32").model_state_bytes,
+    ),
+    Claim(
+        "08",
+        "b3f7a2c8",
+        r"of the (\d+) bytes per parameter of mixed-precision",
+        lambda: training_memory(1).model_state_bytes,
+    ),
+    Claim(
+        "07",
+        "284e1391",
+        r"(Eight) times the FP32 peak",
+        lambda: gpu("A100").peak_flops("tf32") / gpu("A100").peak_flops("fp32"),
+    ),
     # 09: Tensor Cores against CUDA cores, GPT-2 small's memory
+    Claim(
+        "09",
+        "2fa7a0d9",
+        r"The (\d+) bytes per parameter of mixed-precision AdamW",
+        lambda: _gpt2_small_mem().model_state_bytes / 124_438_272,
+    ),
     Claim("09", "d581d3ff", r"FP16, (\d+) times the CUDA", lambda: _fp16_ratio("V100", None)),
     Claim("09", "d581d3ff", r"and (\d+) times on an A100", lambda: _fp16_ratio("A100", None)),
     Claim("09", "d581d3ff", r"and (\d+) times their FP16", lambda: _fp16_ratio("V100", "cuda")),
@@ -185,7 +209,7 @@ CLAIMS = [
     ),
 ]
 
-_WORDS = {"two thirds": 2 / 3, "four": 4.0}
+_WORDS = {"two thirds": 2 / 3, "four": 4.0, "Eight": 8.0}
 
 
 def _cell(notebook: str, cell_id: str) -> str:
