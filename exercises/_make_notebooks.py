@@ -409,10 +409,13 @@ def nb04():  # type: ignore[no-untyped-def]
             "**Model answer.** Both 520 and 5128 are multiples of 8, so Tensor Cores are "
             "used either way; the cost is tile quantization. A dimension that overshoots a "
             "multiple of the tile size by a little launches one more row of mostly empty "
-            "tiles. For 520 with 128-wide tiles that is 5 tiles instead of 4, about 23 % "
-            "wasted work; for 5128 it is 41 tiles instead of 40, about 2.3 %. The same "
-            "absolute overshoot is a much larger fraction of a small dimension. Sizes "
-            "divisible by 64 (ideally 256) avoid it altogether.",
+            "tiles. For 520 with 128-wide tiles that is 5 tiles instead of 4: 640 rows "
+            "launched for 520 useful ones, about 19 % of the launched work wasted (as in "
+            "notebook 04); for 5128 it is 41 tiles instead of 40, about 2.3 %. The same "
+            "absolute overshoot is a much larger fraction of a small dimension. A size "
+            "that is a multiple of the tile width wastes nothing; a multiple of 64 can "
+            "still waste part of a wider tile (576 with 128-wide tiles: 5 tiles, 10 % "
+            "wasted), which is why the guide prefers multiples of 256.",
         ),
     ]
 
@@ -631,8 +634,10 @@ def nb08():  # type: ignore[no-untyped-def]
         setup(SETUP + "from dlperf_widgets.core.memory import training_memory"),
         md(
             "## Task 1: bytes per parameter\n\n"
-            "Mixed-precision (FP16) training with AdamW. How many bytes of model state does "
-            "each parameter cost: weights, gradients and optimizer states together?"
+            "Mixed-precision (FP16) training with AdamW, counted as the slides do (an FP32 "
+            "master copy of the weights beside a 16-bit working copy, FP32 gradients). How "
+            "many bytes of model state does each parameter cost: weights, gradients and "
+            "optimizer states together?"
         ),
         answer("bytes_per_param", "bytes per parameter", "per_param", "per_param = 6 + 4 + 8"),
         test("08.bytes_per_param", "per_param"),
@@ -718,11 +723,16 @@ def nb09():  # type: ignore[no-untyped-def]
             "## Task 2: measure, then compute the rate\n\n"
             "The next cell times a 512×512×512 FP32 GEMM properly (warm-up, several "
             "repeats, the median). From its `measured_time_s`, compute the achieved FLOP/s "
-            "yourself."
+            "yourself. The cell also prints the fastest run: on a busy machine the median "
+            "can be several times the minimum, and then the time says more about the "
+            "machine than about the GEMM (run it again when it is quieter)."
         ),
         code(
-            "t = time_gemm(512, 512, 512, dtype='fp32', repeats=5, warmup=1)\n"
-            "print(f'median of {t.repeats} repeats: {t.measured_time_s * 1e3:.3f} ms (measured)')"
+            "t = time_gemm(512, 512, 512, dtype='fp32', repeats=20, warmup=3)\n"
+            "print(f'median of {t.repeats} repeats: {t.measured_time_s * 1e3:.3f} ms, '\n"
+            "      f'fastest {min(t.times_s) * 1e3:.3f} ms (measured on {t.device})')\n"
+            "if t.note:\n"
+            "    print('note:', t.note)"
         ),
         answer(
             "achieved_flops",
@@ -746,14 +756,16 @@ def nb09():  # type: ignore[no-untyped-def]
         md(
             "## Task 4 (open): a fair measurement\n\n"
             "A colleague times a GEMM with `start = time.time(); c = a @ b; print(time.time() "
-            "- start)` on a GPU and finds it 'impossibly fast' the first time and slow the "
-            "next. List what is wrong and how a proper measurement fixes each point."
+            "- start)` on a GPU and finds it slow the first time and 'impossibly fast' on "
+            "every call after. List what is wrong and how a proper measurement fixes each "
+            "point."
         ),
         open_answer(
             "open_measure",
             "**Model answer.** GPU work is launched asynchronously, so the host clock stops "
-            "before the GEMM has finished: the time must be taken with CUDA events or after "
-            "a synchronize. The first call also pays one-off costs (library heuristics, "
+            "before the GEMM has finished: the later calls time only the launch, hence "
+            "'impossibly fast'; the time must be taken with CUDA events or after a "
+            "synchronize. The first call is slow because it pays one-off costs (library heuristics, "
             "module loading, memory allocation, clocks ramping up), so a few untimed warm-up "
             "runs come first. One run is noisy: repeat and report the median. Repeats can "
             "hit operands still sitting in L2, flattering the result, so flush the cache "

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 
 from ..core.errors import InvalidParameter
-from ..core.memory import OPTIMIZERS, PRECISIONS, parse_count, training_memory
+from ..core.memory import (
+    GRADIENT_CONVENTIONS,
+    OPTIMIZERS,
+    PRECISIONS,
+    parse_count,
+    training_memory,
+)
 from . import Command, int_arg
 
 
@@ -66,6 +72,12 @@ def _configure(p: argparse.ArgumentParser) -> None:
         help="split LayerNorm/dropout activations across tensor-parallel GPUs too",
     )
     p.add_argument("--gpu", default=None, help="GPU name or alias, to say whether it fits")
+    p.add_argument(
+        "--convention",
+        default="fp32-grads",
+        help=f"gradient bytes: {' | '.join(GRADIENT_CONVENTIONS)} (fp32-grads; zero-paper: "
+        "16-bit gradients, the ZeRO paper's Figure 1)",
+    )
 
 
 def _run(a: argparse.Namespace) -> object:
@@ -86,6 +98,7 @@ def _run(a: argparse.Namespace) -> object:
         pipeline_parallel=a.pipeline_parallel,
         sequence_parallel=a.sequence_parallel,
         gpu=a.gpu,
+        convention=a.convention,
     )
 
 

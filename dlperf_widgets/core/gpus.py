@@ -20,7 +20,14 @@ from .dtypes import DTYPES, Dtype, dtype
 from .errors import InvalidParameter, UnknownGPU
 from .results import ResultMixin, format_quantity
 
-__all__ = ["Gpu", "Peak", "custom_gpu", "gpu", "gpu_names", "gpus", "register_gpu"]
+__all__ = ["Gpu", "Peak", "custom_gpu", "gpu", "gpu_names", "gpus", "peak_unit", "register_gpu"]
+
+
+def peak_unit(dt: str | Dtype) -> str:
+    """The unit a peak of ``dt`` is quoted in: 'OPS' for integer types (NVIDIA's "TOPS"),
+    'FLOP/s' for floating-point ones."""
+    return "OPS" if dtype(dt).kind == "int" else "FLOP/s"
+
 
 UNITS = ("cuda", "tensor")
 
@@ -212,7 +219,7 @@ class Gpu(ResultMixin):
             rows.append(
                 (
                     f"peak {d} ({self.unit_for(d)})",
-                    f"{format_quantity(self.peak_flops(d), 'FLOP/s')}, "
+                    f"{format_quantity(self.peak_flops(d), peak_unit(d))}, "
                     f"ops:byte {self.ops_per_byte(d):.1f}",
                 )
             )

@@ -18,7 +18,8 @@ def format_quantity(value: Any, unit: str = "", digits: int = 4) -> str:
     """``1.25e14, 'FLOP/s'`` -> ``'125 TFLOP/s'``; seconds get ms/us.
 
     Unit ``'B'`` (traffic) and ``'B/s'`` take decimal prefixes as NVIDIA publishes bandwidth;
-    ``'iB'`` (capacities: memory sizes, footprints) takes binary ones.
+    ``'iB'`` (capacities: memory sizes, footprints) takes binary ones. ``'OPS'`` (integer
+    operations per second, as NVIDIA quotes INT8 peaks) -> ``'624 TOPS'``.
     """
     if value is None:
         return "-"
@@ -36,7 +37,7 @@ def format_quantity(value: Any, unit: str = "", digits: int = 4) -> str:
             if abs(v) >= scale:
                 return f"{v / scale:.{digits}g} {prefix}B"
         return f"{v:.{digits}g} B"
-    if unit in ("FLOP", "FLOP/s", "B", "B/s"):
+    if unit in ("FLOP", "FLOP/s", "B", "B/s", "OPS"):
         for scale, prefix in _PREFIXES:
             if abs(v) >= scale:
                 return f"{v / scale:.{digits}g} {prefix}{unit}"

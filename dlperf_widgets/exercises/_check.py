@@ -360,7 +360,14 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
         )
     if _matches(task, given, expected):
         note = task.explain(params) if task.explain else ""
-        msg = f"correct ({_show(task, expected)})." + (f" {note}" if note else "")
+        shown, exact = _show(task, given), _show(task, expected)
+        if task.kind == "number" and shown != exact:
+            # accepted within the tolerance but not equal as printed: say both, so a
+            # learner does not read the kit's figure as a correction of theirs
+            msg = f"correct: {shown} is within {task.rel_tol * 100:g} % of the kit's {exact}."
+        else:
+            msg = f"correct ({exact})."
+        msg += f" {note}" if note else ""
         return CheckResult(task.id, "correct", msg, answer=answer)
 
     for mistake in task.mistakes:

@@ -29,8 +29,10 @@ TASKS = [
             Mistake(
                 "fp32 weights only",
                 lambda p: _mem(p, precision="fp32").model_state_bytes / p["params"],
-                "mixed precision keeps an FP16 working copy (2 B) beside the FP32 master "
-                "weights (4 B): 6 B of weights per parameter.",
+                "16 B is what torch.autocast keeps (FP32 weights and gradients) and also the "
+                "ZeRO paper's count (16-bit gradients); the slides' mixed-precision scheme "
+                "asked for here keeps an FP16 working copy (2 B) beside the FP32 master "
+                "weights (4 B), 6 B of weights, and FP32 gradients (4 B).",
             ),
             Mistake(
                 "forgot the gradients",
@@ -75,6 +77,13 @@ TASKS = [
                 "master weights kept",
                 lambda p: _mem(p, zero=0).per_gpu_bytes - _mem(p, zero=0).optimizer_bytes * 7 / 8,
                 "ZeRO counts the FP32 master weights as optimizer state: they are split too.",
+            ),
+            Mistake(
+                "the ZeRO paper's 16-bit gradients",
+                lambda p: _mem(p, convention="zero-paper").per_gpu_bytes,
+                "that is the ZeRO paper's convention (2-byte gradients, 4 Psi + 12 Psi / N); "
+                "this course keeps FP32 gradients (4 B), as the slides and Megatron-LM do: "
+                "6 Psi + 12 Psi / N.",
             ),
         ),
         hint="2 B + 4 B per parameter stay whole; the 12 B of master weights and moments "

@@ -6,7 +6,7 @@ import html
 from typing import Any
 
 from ..core.dtypes import DTYPES
-from ..core.gpus import Gpu
+from ..core.gpus import Gpu, peak_unit
 from ..core.results import format_quantity
 from ..plots.gpu import plot_gpu_peaks, update_gpu_peaks
 from ._base import Explorer, gpu_dropdown, widgets
@@ -96,7 +96,7 @@ def _card_html(gs: list[Gpu]) -> str:
             (
                 f"peak {d}",
                 [
-                    f"{format_quantity(g.peak_flops(d), 'FLOP/s')} ({g.unit_for(d)})"
+                    f"{format_quantity(g.peak_flops(d), peak_unit(d))} ({g.unit_for(d)})"
                     if g.supports(d)
                     else "-"
                     for g in gs

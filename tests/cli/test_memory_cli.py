@@ -158,3 +158,17 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, fragment):
     assert main(["memory", *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and fragment in err
+
+
+def test_convention_reproduces_the_zero_paper(capsys):
+    """--convention zero-paper gives the ZeRO paper's 31.4 GB per GPU for 7.5B parameters at
+    stage 1 on 64 GPUs; the default (FP32 gradients) gives 46.4 GB; a misspelt convention
+    exits 2 with one line naming the parameter."""
+    base = ["memory", "--params", "7.5B", "--optimizer", "adam", "--data-parallel", "64"]
+    base += ["--zero", "1", "--json"]
+    paper = _json(capsys, [*base, "--convention", "zero-paper"])
+    assert round(paper["per_gpu_bytes"] / 1e9, 1) == 31.4
+    assert round(_json(capsys, base)["per_gpu_bytes"] / 1e9, 1) == 46.4
+    assert main([*base, "--convention", "megatron"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "'convention' must be one of" in err and len(err.splitlines()) == 1

@@ -204,3 +204,13 @@ def test_sparse_rate_missing_is_explained():
         InvalidParameter, match=r"2:4 sparse Tensor Core rate on V100-SXM2-16GB \(it has: none\)"
     ):
         gpu("V100").peak_flops("fp16", sparse=True)
+
+
+def test_integer_peaks_are_quoted_in_tops():
+    """NVIDIA quotes INT8 peaks in TOPS (624 for the A100), not TFLOP/s: the GPU card says
+    'TOPS' for integer types and 'FLOP/s' for floating-point ones."""
+    from dlperf_widgets.core.gpus import peak_unit
+
+    text = str(gpu("A100"))
+    assert "623.7 TOPS" in text and "TFLOP/s" in text
+    assert peak_unit("int8") == "OPS" and peak_unit("fp16") == "FLOP/s"

@@ -313,3 +313,15 @@ def test_text_display():
     s = str(check("01.flops", M * N * K))
     assert s.startswith("✗ 01.flops: not right yet.") and "\n  Hint: " in s
     assert str(check("01.flops", 2 * M * N * K)).startswith("✓ 01.flops: correct")
+
+
+def test_an_answer_within_tolerance_is_not_shown_as_corrected():
+    """V100 ops:byte from the rounded 125 TFLOP/s is 138.9, the kit's exact peak gives 139.3:
+    both are right, and the message says the learner's figure is within the tolerance rather
+    than printing 'correct (139.3)' as if it were a correction."""
+    from dlperf_widgets.exercises import check
+
+    r = check("02.ops_per_byte", 138.9)
+    assert r.correct
+    assert "138.9 FLOP/B is within 1 % of the kit's 139.3 FLOP/B" in r.message
+    assert check("02.ops_per_byte", 139.26).message.startswith("correct (139.3")

@@ -1,0 +1,278 @@
+"""Guards the notebooks' prose against drifting from the core: every number a markdown cell
+states that the core computes is listed here with the core call that produces it, and the
+course table (notebook 00, the README, each notebook's own **Time:** line) agrees.
+
+Each claim names a notebook, a cell id, a regular expression whose first group captures the
+number as the prose writes it, and a function that computes the same quantity with the core.
+The number must equal the core's value rounded to the digits the prose shows (``rel`` allows
+a looser match where the prose says "about"). A claim whose cell or phrase has disappeared
+fails too, so a rewrite that drops a checked sentence must drop or update its entry here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from dlperf_widgets import gpu, transformer
+from dlperf_widgets.core.memory import training_memory, transformer_activation_bytes
+from dlperf_widgets.core.parallel import zero_model_state_bytes
+from dlperf_widgets.core.sparsity import compressed_weight_fraction, sparse_gemm
+from dlperf_widgets.core.tiles import tile_efficiency
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ROOT / "notebooks"
+GiB = 2**30
+# notebook 08's running example
+LLM = dict(layers=32, hidden=4096, seq_len=2048, batch=8, heads=32, gpu="A100")
+
+
+@dataclass(frozen=True)
+class Claim:
+    notebook: str
+    cell: str
+    pattern: str
+    value: Callable[[], float]
+    rel: float = 0.0  # 0: exact to the digits shown
+
+
+def _zero_gb(stage: int, convention: str = "zero-paper") -> float:
+    return (
+        training_memory(
+            7.5e9, optimizer="adam", data_parallel=64, zero=stage, convention=convention
+        ).per_gpu_bytes
+        / 1e9
+    )
+
+
+def _layer_7b():  # type: ignore[no-untyped-def]
+    return transformer_activation_bytes(
+        LLM["seq_len"], LLM["batch"], LLM["hidden"], LLM["heads"]
+    )
+
+
+def _bert_v100():  # type: ignore[no-untyped-def]
+    return transformer(
+        layers=24, hidden=1024, heads=16, seq_len=512, batch=8, dtype="fp16", gpu="V100"
+    )
+
+
+def _gpt2_small_mem():  # type: ignore[no-untyped-def]
+    return training_memory(
+        124_438_272, heads=12, layers=12, hidden=768, seq_len=1024, batch=8, gpu="V100"
+    )
+
+
+def _fp16_ratio(board: str, unit: str | None) -> float:
+    g = gpu(board)
+    return g.peak_flops("fp16") / g.peak_flops("fp32" if unit is None else "fp16", unit=unit)
+
+
+CLAIMS = [
+    # 08: ZeRO, the paper's convention and the slides'
+    Claim("08", "1f1ca625", r"cuts (\d+) GB to", lambda: _zero_gb(0)),
+    Claim("08", "1f1ca625", r"cuts \d+ GB to ([\d.]+) GB", lambda: _zero_gb(1)),
+    Claim("08", "1f1ca625", r"reaches ([\d.]+) GB per GPU", lambda: _zero_gb(3)),
+    Claim("08", "1f1ca625", r"so ([\d.]+) GB instead of", lambda: _zero_gb(1, "fp32-grads")),
+    Claim("08", "1f1ca625", r"instead of ([\d.]+) GB, half", lambda: _zero_gb(1)),
+    Claim(
+        "08",
+        "1f1ca625",
+        r"differ by about ([\d.]+) GB",
+        lambda: _zero_gb(2, "fp32-grads") - _zero_gb(2),
+    ),
+    Claim(
+        "08",
+        "1ab662ef",
+        r"counts (\d+) bytes per parameter",
+        lambda: training_memory(1).model_state_bytes,
+    ),
+    # 08: activations, unfused and fused attention
+    Claim(
+        "08",
+        "48057692",
+        r"These (\d+) GiB assume",
+        lambda: training_memory(7e9, **LLM).activations_bytes / GiB,
+    ),
+    Claim(
+        "08",
+        "48057692",
+        r"(\d+) GiB of the [\d.]+ GiB here",
+        lambda: (_layer_7b().total_bytes - 34 * 2048 * 8 * 4096) / GiB,
+    ),
+    Claim("08", "48057692", r"of the ([\d.]+) GiB here", lambda: _layer_7b().total_bytes / GiB),
+    Claim(
+        "08",
+        "a8c3e1f7",
+        r"from \d+ to (\d+) GiB",
+        # the layer's bytes without the a*s^2*b terms (scores, their dropout mask and output)
+        lambda: (_layer_7b().total_bytes - 5 * 32 * 2048**2 * 8) * 32 / GiB,
+    ),
+    # 07: 2:4 sparsity with compressed weights
+    Claim(
+        "07",
+        "b868f4b2",
+        r"instead of 64, (\d+) % of the dense",
+        lambda: 100 * compressed_weight_fraction("fp16"),
+    ),
+    Claim(
+        "07",
+        "b868f4b2",
+        r"reads\s+(\d+) % fewer bytes",
+        lambda: 100 * (1 - compressed_weight_fraction("fp16")),
+    ),
+    Claim(
+        "07",
+        "b868f4b2",
+        r"runs about ([\d.]+)× faster",
+        lambda: sparse_gemm(8192, 1, 8192, compressed_weights=True).gemm_speedup,
+    ),
+    Claim(
+        "07",
+        "9b051065",
+        r"weights in (\d+) % of the bytes",
+        lambda: 100 * compressed_weight_fraction("fp16"),
+    ),
+    # 02: the model's split of a BERT-large-sized transformer
+    Claim(
+        "02",
+        "d4427baa",
+        r"arithmetic \(([\d.]+) %\)",
+        lambda: 100 * _bert_v100().by_class["tensor_contraction"]["flops_share"],
+    ),
+    Claim(
+        "02",
+        "d4427baa",
+        r"take only about two thirds of the time",
+        lambda: _bert_v100().by_class["tensor_contraction"]["runtime_share"],
+    ),
+    # 04: tile quantization of 520 and 5128 with 128-wide tiles
+    Claim(
+        "04",
+        "c7a88f4d",
+        r"row of tiles: (\d+) % of the launched",
+        lambda: 100 * (1 - tile_efficiency(520, 128, 128, 128)),
+    ),
+    Claim(
+        "04",
+        "c7a88f4d",
+        r"among 41, a (\d+) % waste",
+        lambda: 100 * (1 - tile_efficiency(5128, 128, 128, 128)),
+    ),
+    Claim(
+        "08",
+        "e2b8c6d4",
+        r"4 \+ 4 \+ 8 = (\d+) bytes per parameter",
+        lambda: training_memory(1, precision="fp32").model_state_bytes,
+    ),
+    Claim(
+        "08",
+        "b3f7a2c8",
+        r"of the (\d+) bytes per parameter of mixed-precision",
+        lambda: training_memory(1).model_state_bytes,
+    ),
+    Claim(
+        "07",
+        "284e1391",
+        r"(Eight) times the FP32 peak",
+        lambda: gpu("A100").peak_flops("tf32") / gpu("A100").peak_flops("fp32"),
+    ),
+    # 09: Tensor Cores against CUDA cores, GPT-2 small's memory
+    Claim(
+        "09",
+        "2fa7a0d9",
+        r"The (\d+) bytes per parameter of mixed-precision AdamW",
+        lambda: _gpt2_small_mem().model_state_bytes / 124_438_272,
+    ),
+    Claim("09", "d581d3ff", r"FP16, (\d+) times the CUDA", lambda: _fp16_ratio("V100", None)),
+    Claim("09", "d581d3ff", r"and (\d+) times on an A100", lambda: _fp16_ratio("A100", None)),
+    Claim("09", "d581d3ff", r"and (\d+) times their FP16", lambda: _fp16_ratio("V100", "cuda")),
+    Claim("09", "d581d3ff", r"and (\d+) times their FP16", lambda: _fp16_ratio("A100", "cuda")),
+    Claim(
+        "09",
+        "2fa7a0d9",
+        r"come to about (\d+) GiB",
+        lambda: _gpt2_small_mem().model_state_bytes / GiB,
+        rel=0.1,
+    ),
+    Claim(
+        "09",
+        "2fa7a0d9",
+        r"are (four) times that",
+        lambda: _gpt2_small_mem().activations_bytes / _gpt2_small_mem().model_state_bytes,
+        rel=0.1,
+    ),
+]
+
+_WORDS = {"two thirds": 2 / 3, "four": 4.0, "Eight": 8.0}
+
+
+def _cell(notebook: str, cell_id: str) -> str:
+    (path,) = NOTEBOOKS.glob(f"{notebook}_*.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.get("id") == cell_id:
+            return " ".join(cell.source.split())  # line breaks inside phrases
+    raise AssertionError(f"{path.name} has no cell {cell_id}")
+
+
+def _digits(text: str) -> int:
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+@pytest.mark.parametrize(
+    "claim", CLAIMS, ids=lambda c: f"{c.notebook}-{c.cell}-{c.pattern[:24]}"
+)
+def test_prose_number_matches_the_core(claim: Claim):
+    """The number the prose states equals the core's value at the digits the prose shows."""
+    text = _cell(claim.notebook, claim.cell)
+    match = re.search(claim.pattern, text)
+    assert match, f"{claim.notebook}[{claim.cell}] no longer says {claim.pattern!r}"
+    value = float(claim.value())
+    if match.groups():
+        shown = match.group(1)
+        stated = _WORDS.get(shown)
+        if stated is None:
+            stated = float(shown)
+    else:  # the phrase itself carries the number
+        stated = next(v for k, v in _WORDS.items() if k in match.group(0))
+        assert value == pytest.approx(stated, rel=0.1), (claim.pattern, value)
+        return
+    if claim.rel:
+        assert value == pytest.approx(stated, rel=claim.rel), (claim.pattern, value)
+    else:
+        digits = _digits(shown) if shown[0].isdigit() else 0
+        assert round(value, digits) == pytest.approx(stated), (claim.pattern, value)
+
+
+def _minutes_in_notebooks() -> dict[str, int]:
+    out = {}
+    for path in sorted(NOTEBOOKS.glob("0*_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        m = re.search(r"\*\*Time:\*\* about (\d+) minutes", nb.cells[0].source)
+        assert m, f"{path.name}: the first cell has no '**Time:** about N minutes' line"
+        out[path.stem[:2]] = int(m.group(1))
+    return out
+
+
+def _minutes_in_table(text: str) -> dict[str, int]:
+    rows = re.findall(r"^\|[^|\n]*?(\d\d)[ _][^|\n]*\|.*\| (\d+) min \|$", text, flags=re.M)
+    return {nb: int(minutes) for nb, minutes in rows}
+
+
+def test_course_table_agrees_with_each_notebook_and_the_readme():
+    """Notebook 00's course table, the README's table and every notebook's own time line
+    give each notebook the same number of minutes."""
+    own = _minutes_in_notebooks()
+    nb00 = nbformat.read(NOTEBOOKS / "00_start_here.ipynb", as_version=4)
+    table = "\n".join(c.source for c in nb00.cells if c.cell_type == "markdown")
+    in_00 = _minutes_in_table(table)
+    in_readme = _minutes_in_table((ROOT / "README.md").read_text())
+    assert set(own) == set(in_00) == set(in_readme), (own, in_00, in_readme)
+    assert in_00 == own
+    assert in_readme == own
