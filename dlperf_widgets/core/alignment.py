@@ -172,7 +172,13 @@ def alignment_findings(
                     fixed,
                 )
             )
-        elif a100 is not None and value % a100:
+        elif (
+            a100 is not None
+            and value % a100
+            and not (value % SIZE_MULTIPLE and next_multiple(value, SIZE_MULTIPLE) % a100 == 0)
+        ):
+            # (when the divisible-by-64 advice below names a size that is also an A100
+            # multiple, that one finding says both)
             fixed = next_multiple(value, a100)
             findings.append(
                 Finding(
@@ -189,13 +195,19 @@ def alignment_findings(
             waste = _quantization_waste(value)
             fixed = next_multiple(value, SIZE_MULTIPLE)
             severity = soft if (waste > 0.10 and not memory_bound) else "info"
+            a100_note = (
+                f" On A100 multiples of {a100} are also the most efficient for {d.name}."
+                if a100 is not None and value % a100 and fixed % a100 == 0
+                else ""
+            )
             findings.append(
                 Finding(
                     severity,
                     name,
                     f"{name} = {value} is not divisible by {SIZE_MULTIPLE}; with "
                     f"{SIZE_TILE}-wide tiles {waste:.1%} of the work along it is padding. "
-                    f"Small sizes suffer most (512 vs 520 matters more than 5120 vs 5128).",
+                    f"Small sizes suffer most (512 vs 520 matters more than 5120 vs 5128)."
+                    + a100_note,
                     f"choose a size divisible by {SIZE_MULTIPLE}, ideally {SIZE_IDEAL} "
                     f"(e.g. {fixed})",
                     value,

@@ -721,13 +721,16 @@ def _with_times(
         beta=beta,
         library=library,
     )
+    before, after_s = float(s.predicted_time_s), float(after.predicted_time_s)
+    # A 'warning' promises time back: one whose fix gains nothing in the model is advice only.
+    severity = "info" if f.severity == "warning" and after_s >= before * (1 - 1e-9) else f.severity
     return Finding(
-        f.severity,
+        severity,
         f.parameter,
         f.message,
         f.fix,
         f.value,
         f.suggested_value,
-        float(s.predicted_time_s),
-        float(after.predicted_time_s),
+        before,
+        after_s,
     )

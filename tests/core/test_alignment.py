@@ -39,9 +39,13 @@ def test_findings_by_library():
 
 
 def test_a100_prefers_larger_multiples():
-    """On A100 an FP16 size that is a multiple of 8 but not 64 gets an 'info' finding."""
+    """On A100 an FP16 size that is a multiple of 8 but not 64 gets one finding that names
+    the A100 preference (merged with the divisible-by-64 advice when both name 1088)."""
     fs = alignment_findings({"n": 1032}, "fp16", gpu("A100"))
-    assert any(f.severity == "info" and f.suggested_value == 1088 for f in fs)
+    assert len(fs) == 1 and fs[0].suggested_value == 1088 and "A100" in fs[0].message
+    # divisible by 64 but not by the A100's 128 for int8: the A100 advice alone, as 'info'
+    (only,) = alignment_findings({"n": 1088}, "int8", gpu("A100"))
+    assert only.severity == "info" and "A100" in only.message and only.suggested_value == 1152
     assert not any(
         "A100" in f.message for f in alignment_findings({"n": 1032}, "fp16", gpu("V100"))
     )
