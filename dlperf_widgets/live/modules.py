@@ -6,7 +6,8 @@ kernel-level operation is seen whatever module class or function issued it: tran
 ``Conv1D``, attention written as ``torch.matmul``, ``F.silu``, RMSNorm built from ``pow``
 and ``mean``. Each operation becomes a core operation:
 
-- matrix products (``mm``, ``addmm``, ``bmm``, ``baddbmm``), convolutions of any rank
+- matrix products (``mm``, ``addmm``, ``bmm``, ``baddbmm``, ``_trilinear`` of
+  ``nn.Bilinear``), convolutions of any rank
   (transposed and grouped included; their backward split into the input gradient and the
   weight gradient) and fused attention (``_scaled_dot_product_*``) become GEMM passes with
   their M, N, K, priced by :func:`dlperf_widgets.core.layers._gemm_pass`;
@@ -314,6 +315,19 @@ def _classify(
             none,
             g,
         )
+    if name == "_trilinear":
+        # nn.Bilinear: sum over the reduced dims of i1 * i2 * i3, broadcast; one multiply-add
+        # per element of the broadcast shape, priced as one dot product per output element
+        shapes = []
+        for t, expand in zip(args[:3], args[3:6], strict=True):
+            shape = [int(x) for x in t.shape]
+            for dim in sorted(int(e) for e in expand):
+                shape.insert(dim, 1)  # the dims each input is unsqueezed at
+            shapes.append(tuple(shape))
+        full = _numel(torch.broadcast_shapes(*shapes))
+        rows = max(1, int(out.numel()))
+        g = [(pass_, rows, 1, max(1, full // rows), 1, None, "gemm")]
+        return "gemm", "tensor_contraction", 2.0 * full, none, g
     if name in _VIEWS:
         return "view", "", 0.0, none, []
     outs = _tensors(out, torch)

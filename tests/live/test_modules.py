@@ -253,6 +253,17 @@ class _Transpose(nn.Module):
         return x.transpose(1, 2)
 
 
+def test_bilinear_is_counted_by_hand():
+    """nn.Bilinear (FlopCounterMode counts it as 0): 2 x batch x out x in1 x in2 forward;
+    training adds the gradients of both inputs and the weight, each as much again."""
+    m = nn.Bilinear(16, 24, 8)
+    a, b = torch.randn(4, 16, requires_grad=True), torch.randn(4, 24, requires_grad=True)
+    fwd = 2 * 4 * 8 * 16 * 24
+    assert _gemm_flops(analyze_module(m, a, b, training=False)) == fwd
+    r = analyze_module(m, a, b)
+    assert r.unpriced_ops == {} and _gemm_flops(r) == 4 * fwd
+
+
 def test_cross_attention_is_sized_from_queries_and_keys():
     """MultiheadAttention with 16 queries over 512 keys/values, width 512, 8 heads:
     570.4 MFLOP forward by hand (projections of q, k, v and out, scores, context)."""
