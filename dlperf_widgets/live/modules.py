@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -423,7 +422,6 @@ def trace_module(
             details[key] = (kind, cls, flops, nbytes)
             return out
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models built from configs never download
     tracker = ModuleTracker()
     grad_ctx = torch.enable_grad() if training else torch.no_grad()
     with grad_ctx, _Recorder():
