@@ -93,14 +93,20 @@ def test_the_detector_finds_a_circle() -> None:
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
 
 
-def test_core_sits_below_live_and_the_entry_points() -> None:
-    """The core imports nothing from live, widgets, plots, commands or the magics."""
-    upper = ("live", "widgets", "plots", "commands", "magics", "cli", "exercises")
+def test_layers_import_only_downwards():
+    """The design's layers: core imports nothing above it; plots nothing but core; widgets
+    not the entry points (commands, CLI, magics)."""
+    above = {
+        "core": ("live", "widgets", "plots", "commands", "magics", "cli", "exercises"),
+        "plots": ("live", "widgets", "commands", "magics", "cli"),
+        "widgets": ("commands", "magics", "cli"),
+    }
     bad = {
         (m, t)
         for m, ts in _graph().items()
-        if m.startswith(f"{PACKAGE}.core")
+        for layer, forbidden in above.items()
+        if m.startswith(f"{PACKAGE}.{layer}")
         for t in ts
-        if any(t.startswith(f"{PACKAGE}.{u}") for u in upper)
+        if any(t.startswith(f"{PACKAGE}.{u}") for u in forbidden)
     }
     assert bad == set()

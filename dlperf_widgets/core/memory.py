@@ -632,3 +632,236 @@ def optimization_techniques() -> tuple[Technique, ...]:
     return tuple(
         Technique(**{k: (v or "").strip() for k, v in row.items()}) for row in csv.DictReader(lines)
     )
+
+
+# -- saved activations of real transformers models ------------------------------------------
+
+__all__ += ["SavedActivations", "recompute_activation_bytes", "saved_activation_bytes"]
+
+FAMILIES = ("gpt2", "llama")
+ATTENTIONS = ("eager", "sdpa")
+RECOMPUTE = ("none", "selective", "full")
+AUTOCAST = ("fp32", "bf16-autocast", "fp16-autocast")
+
+
+def recompute_activation_bytes(
+    seq_len: int,
+    batch: int,
+    hidden: int,
+    heads: int,
+    *,
+    tensor_parallel: int = 1,
+    recompute: str = "none",
+) -> float:
+    """One layer's activation bytes (16-bit) by recomputation strategy, Korthikanti et al.
+    2022, Table 2 (tensor parallelism t, no sequence parallelism): none
+    ``sbh(10 + 24/t + 5as/(ht))``, selective (the attention core recomputed)
+    ``sbh(10 + 24/t)``, full (only the layer input kept) ``2sbh``.
+
+    >>> recompute_activation_bytes(2048, 1, 12288, 96, tensor_parallel=8,
+    ...                            recompute="selective") / (2048 * 12288)
+    13.0
+    """
+    s = check_int("seq_len", seq_len, allow_array=False)
+    b = check_int("batch", batch, allow_array=False)
+    h = check_int("hidden", hidden, allow_array=False)
+    a = check_int("heads", heads, allow_array=False)
+    t = check_int("tensor_parallel", tensor_parallel, allow_array=False)
+    mode = check_choice("recompute", recompute, RECOMPUTE)
+    sbh = s * b * h
+    if mode == "full":
+        return 2.0 * sbh
+    per = 10 + 24 / t + (5 * a * s / (h * t) if mode == "none" else 0.0)
+    return float(sbh * per)
+
+
+@dataclass(frozen=True)
+class SavedActivations(ResultMixin):
+    """Bytes autograd keeps for the backward pass of a transformers-style model.
+
+    ``block_bytes`` is one block (``block_parts`` splits it); ``stored_bytes`` everything
+    held when the forward pass ends; ``peak_bytes`` adds, under full recomputation, the
+    one block whose activations are rebuilt during its backward pass.
+    """
+
+    family: str
+    attention: str
+    precision: str
+    recompute: str
+    device: str
+    block_bytes: float
+    block_parts: dict[str, float]
+    blocks_bytes: float
+    embeddings_bytes: float
+    final_norm_bytes: float
+    head_bytes: float
+    loss_bytes: float
+    stored_bytes: float
+    peak_bytes: float
+
+    _units: ClassVar[dict[str, str]] = {
+        k: "iB"
+        for k in (
+            "block_bytes",
+            "blocks_bytes",
+            "embeddings_bytes",
+            "final_norm_bytes",
+            "head_bytes",
+            "loss_bytes",
+            "stored_bytes",
+            "peak_bytes",
+        )
+    }
+    _hidden: ClassVar[tuple[str, ...]] = ("block_parts",)
+
+    def _title(self) -> str:
+        return (
+            f"Saved activations: {self.family}, {self.attention} attention, "
+            f"{self.precision}, recompute {self.recompute}"
+        )
+
+
+def saved_activation_bytes(
+    seq_len: int,
+    batch: int,
+    hidden: int,
+    heads: int,
+    *,
+    layers: int = 1,
+    vocab: int | None = None,
+    ffn: int | None = None,
+    family: str = "gpt2",
+    attention: str = "eager",
+    precision: str = "fp32",
+    dropout: bool = True,
+    device: str = "gpu",
+    recompute: str = "none",
+    gelu_tensors: int | None = None,
+) -> SavedActivations:
+    """The tensors PyTorch keeps for backward in a GPT-2 or Llama model, as transformers
+    implements them, in bytes (checked against ``saved_tensors_hooks`` measurements).
+
+    Per block, with N = seq_len x batch tokens, S = heads x seq_len^2 x batch scores, P
+    the bytes of a matmul's operands (4 in FP32; 2 under autocast) and 4 for what stays
+    FP32 under autocast (the residual stream, LayerNorm/RMSNorm and eager softmax, as
+    ``torch.autocast`` runs them in FP32):
+
+    - norms: their FP32 input and statistics (RMSNorm also its normalized FP32 output);
+    - projection inputs: one per matmul input tensor; under autocast each linear layer
+      keeps its own 16-bit copy of an FP32 input (Llama's q, k, v and gate, up each), and
+      the 16-bit copies of the weights (autocast casts them once per forward pass);
+    - attention ``eager``: Q, K, V, the softmax output (S, FP32 under autocast), with
+      dropout its mask and output (S each), and the output projection's input; ``sdpa``
+      (fused, no dropout): Q, K, V, the output (shared with the projection's input) and
+      the log-sum-exp (heads x N x 4): no S-sized tensor (GPT-2 on the CPU: two more
+      copies of Q/K/V-sized tensors, measured);
+    - MLP: GPT-2 keeps ``gelu_tensors`` (4: transformers' tanh GELU written as
+      element-wise ops; 1 for a fused GELU) ffn-sized tensors plus the second linear's
+      input; Llama's SwiGLU keeps four (gate output, SiLU output, up output, product);
+    - dropout masks (GPT-2, ``dropout=True``): 1 byte per element on a GPU, the dropped
+      tensor's own size on the CPU (PyTorch's CPU dropout multiplies by a float mask).
+
+    Around the blocks: token ids (8 bytes each), GPT-2's embedding dropout mask, the final
+    norm, the LM head's input (and 16-bit weight copy), and the loss's log-softmax
+    output in FP32 over the shifted (seq_len - 1) x batch positions. ``recompute``:
+    'selective' drops the S-sized tensors (the attention core is recomputed, Korthikanti
+    et al. 2022); 'full' keeps each block's input only, and the peak adds one block.
+    """
+    s = check_int("seq_len", seq_len, allow_array=False)
+    b = check_int("batch", batch, allow_array=False)
+    h = check_int("hidden", hidden, allow_array=False)
+    a = check_int("heads", heads, allow_array=False)
+    n_layers = check_int("layers", layers, allow_array=False)
+    fam = check_choice("family", family, FAMILIES)
+    attn = check_choice("attention", attention, ATTENTIONS)
+    prec = check_choice("precision", precision, AUTOCAST)
+    dev = check_choice("device", device, ("gpu", "cpu"))
+    mode = check_choice("recompute", recompute, RECOMPUTE)
+    if not isinstance(dropout, bool):
+        raise InvalidParameter(f"'dropout' must be True or False (got {dropout!r})")
+    if h % a:
+        raise InvalidParameter(f"'hidden' must be a multiple of heads ({a}) (got {h})")
+    default_ffn = 4 * h if fam == "gpt2" else None
+    if ffn is None and default_ffn is None:
+        raise InvalidParameter("'ffn' must be given for family 'llama' (got None)")
+    f = check_int("ffn", ffn if ffn is not None else default_ffn, allow_array=False)
+    v = check_int("vocab", vocab, allow_array=False) if vocab is not None else None
+    g = check_int("gelu_tensors", 4 if gelu_tensors is None else gelu_tensors, allow_array=False)
+    drop = dropout and fam == "gpt2"  # Llama has no dropout by default
+    if drop and attn == "sdpa":
+        raise InvalidParameter(
+            "'attention' must be 'eager' when dropout is on (got 'sdpa': PyTorch's CPU "
+            "fused attention has no dropout and falls back to the eager tensors)"
+        )
+    autocast = prec != "fp32"
+    p = 2.0 if autocast else 4.0
+    fp32 = 4.0
+    n = s * b
+    nh = n * h
+    scores = a * s * s * b
+
+    def mask(tensor_bytes: float) -> float:
+        return 1.0 if dev == "gpu" else tensor_bytes
+
+    parts: dict[str, float] = {}
+    if fam == "gpt2":
+        parts["norms"] = 2 * (nh * fp32 + 2 * n * fp32)
+        parts["projection_inputs"] = nh * p * 2 + n * f * p  # QKV, MLP-in, MLP-out inputs
+        weights = 4 * h * h + 2 * h * f
+    else:
+        parts["norms"] = 2 * (2 * nh * fp32 + n * fp32)
+        # one FP32 input shared by q, k, v (gate, up); a 16-bit copy per linear under autocast
+        # (the down projection's input is the SwiGLU product, counted with the MLP)
+        parts["projection_inputs"] = nh * p * ((3 + 2) if autocast else 2)
+        parts["rotary"] = 2 * s * (h // a) * fp32
+        weights = 4 * h * h + 3 * h * f
+    parts["weight_copies"] = weights * 2.0 if autocast else 0.0
+    if attn == "eager":
+        parts["attention"] = 3 * nh * p + nh * p  # Q, K, V; output projection input
+        if fam == "gpt2" and b == 1:
+            # measured: with batch 1 the (batch x heads) reshape of Q is a view of the
+            # fused QKV output, which then stays alive whole (2 more Q-sized tensors)
+            parts["attention"] += 2 * nh * p
+        softmax = scores * fp32
+        if drop:
+            extra = scores * mask(p) + scores * p  # mask and output (cast to P first)
+        else:
+            extra = scores * p if autocast else 0.0  # the 16-bit copy the matmul reads
+        parts["attention_scores"] = softmax + extra
+    else:
+        # Q, K, V, the output and the log-sum-exp. GPT-2's Q, K, V are views of one fused
+        # projection output, which stays alive whole; measured on the CPU, the fused kernel
+        # also keeps contiguous copies of two of them (2 more); assumed none on a GPU.
+        qkv = 3 + (2 if fam == "gpt2" and dev == "cpu" else 0)
+        parts["attention"] = (qkv + 1) * nh * p + a * n * fp32
+        parts["attention_scores"] = 0.0
+    parts["mlp"] = (g if fam == "gpt2" else 4) * n * f * p
+    parts["dropout_masks"] = 2 * nh * mask(p) if drop else 0.0
+    block = float(sum(parts.values()))
+    block_input = nh * fp32
+    if mode == "selective":
+        block -= parts["attention_scores"]
+        parts["attention_scores"] = 0.0
+    stored_block = block_input if mode == "full" else block
+    embeddings = n * 8.0 + (nh * mask(fp32) if drop else 0.0)
+    final_norm = nh * fp32 + 2 * n * fp32 if fam == "gpt2" else 2 * nh * fp32 + n * fp32
+    head = nh * p + (v * h * 2.0 if autocast and v else 0.0)
+    loss = (s - 1) * b * v * fp32 + n * 8.0 if v else 0.0
+    stored = n_layers * stored_block + embeddings + final_norm + head + loss
+    peak = stored + (block - block_input if mode == "full" else 0.0)
+    return SavedActivations(
+        family=fam,
+        attention=attn,
+        precision=prec,
+        recompute=mode,
+        device=dev,
+        block_bytes=float(stored_block),
+        block_parts={k: float(x) for k, x in parts.items()},
+        blocks_bytes=float(n_layers * stored_block),
+        embeddings_bytes=float(embeddings),
+        final_norm_bytes=float(final_norm),
+        head_bytes=float(head),
+        loss_bytes=float(loss),
+        stored_bytes=float(stored),
+        peak_bytes=float(peak),
+    )

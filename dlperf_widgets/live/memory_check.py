@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -495,4 +496,87 @@ def measure_activations(
         layernorm_stats_bytes=int(stats),
         saved_tensors=len(tracker.saved),
         model=model,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Saved tensors of a whole model, by module
+# --------------------------------------------------------------------------------------
+
+__all__ += ["SavedByModule", "measure_saved_by_module"]
+
+_BLOCK_PATH = re.compile(r"^(.*\.(?:h|layers|layer|blocks)\.\d+)(?:\.|$)")
+
+
+@dataclass(frozen=True)
+class SavedByModule(ResultMixin):
+    """Bytes autograd keeps for backward after one forward pass of a model (measured).
+
+    ``blocks_bytes`` lists the repeated blocks (``transformer.h.0``, ``model.layers.1``, ...)
+    in order; ``other_bytes`` maps every other module (embeddings, final norm, head, the
+    model itself for its loss) to its bytes. Parameters are excluded, each storage counted
+    once, at the module running when autograd saved it first.
+    """
+
+    total_bytes: int
+    blocks_bytes: tuple[int, ...]
+    other_bytes: dict[str, int]
+    autocast: str
+
+    _units: ClassVar[dict[str, str]] = {"total_bytes": "B"}
+
+    def _title(self) -> str:
+        return "Bytes saved for backward, by module (measured on the CPU)"
+
+
+def measure_saved_by_module(
+    model: Any, *inputs: Any, autocast: str | None = None, **kwargs: Any
+) -> SavedByModule:
+    """Run ``model(*inputs, **kwargs)`` forward under ``saved_tensors_hooks`` and count
+    what autograd keeps, by module; ``autocast='bf16'`` (or 'fp16') runs it under
+    ``torch.autocast('cpu', dtype=...)``. Pass ``labels=`` to a transformers model to
+    include its loss."""
+    torch = _torch()
+    from torch.utils.module_tracker import ModuleTracker
+
+    if not isinstance(model, torch.nn.Module):
+        raise InvalidParameter(f"'model' must be a torch.nn.Module (got {type(model).__name__})")
+    if autocast is not None:
+        autocast = check_choice("autocast", autocast, ("bf16", "fp16"))
+    params = {p.untyped_storage()._cdata for p in model.parameters()}
+    seen: dict[int, tuple[str, int]] = {}
+    tracker = ModuleTracker()
+    root = type(model).__name__
+
+    def pack(t: Any) -> Any:
+        st = t.untyped_storage()
+        key = st._cdata
+        if key not in params and key not in seen:
+            names = [p for p in tracker.parents if p != "Global"]
+            path = max(names, key=len) if names else root
+            seen[key] = (path[len(root) + 1 :] if path.startswith(root + ".") else "", st.nbytes())
+        return t
+
+    ctx = (
+        torch.autocast("cpu", dtype=getattr(torch, _TORCH_DTYPES[autocast]))
+        if autocast
+        else torch.autocast("cpu", enabled=False)
+    )
+    with tracker, torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), ctx:
+        model(*inputs, **kwargs)
+    blocks: dict[str, int] = {}
+    other: dict[str, int] = {}
+    for path, nbytes in seen.values():
+        m = _BLOCK_PATH.match(path)
+        if m:
+            blocks[m.group(1)] = blocks.get(m.group(1), 0) + nbytes
+        else:
+            key = path.split(".")[-1] if path else "(model)"
+            other[key] = other.get(key, 0) + nbytes
+    order = sorted(blocks, key=lambda k: int(k.rsplit(".", 1)[1]))
+    return SavedByModule(
+        total_bytes=int(sum(n for _, n in seen.values())),
+        blocks_bytes=tuple(blocks[k] for k in order),
+        other_bytes=other,
+        autocast=autocast or "fp32",
     )

@@ -6,7 +6,8 @@ kernel-level operation is seen whatever module class or function issued it: tran
 ``Conv1D``, attention written as ``torch.matmul``, ``F.silu``, RMSNorm built from ``pow``
 and ``mean``. Each operation becomes a core operation:
 
-- matrix products (``mm``, ``addmm``, ``bmm``, ``baddbmm``), convolutions of any rank
+- matrix products (``mm``, ``addmm``, ``bmm``, ``baddbmm``, ``_trilinear`` of
+  ``nn.Bilinear``), convolutions of any rank
   (transposed and grouped included; their backward split into the input gradient and the
   weight gradient) and fused attention (``_scaled_dot_product_*``) become GEMM passes with
   their M, N, K, priced by :func:`dlperf_widgets.core.layers._gemm_pass`;
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +47,15 @@ from ..core.layers import _gemm_pass
 from ..core.memlimited import PassResult, check_training, memory_pass
 from ..core.network import NetworkResult, _assemble
 
-__all__ = ["TracedOp", "analyze_module", "price_ops", "trace_module"]
+__all__ = [
+    "Bytes",
+    "TracedOp",
+    "analyze_module",
+    "module_dtype",
+    "module_result",
+    "price_ops",
+    "trace_module",
+]
 
 _TORCH_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}
 
@@ -102,7 +110,9 @@ class TracedOp:
 
     ``kind``: 'gemm' (``gemms`` holds its GEMM launches as (pass, m, n, k, batch,
     tensor_bytes or None)), 'memory' (``op_class`` and ``bytes``), 'view' or 'unknown'.
-    ``count`` identical calls (same module, operation, pass and shapes) are merged.
+    ``count`` identical calls (same module, operation, pass and shapes) are merged. Bytes
+    are :class:`Bytes`, sized when the operations are priced, so one trace serves every
+    dtype.
     """
 
     module: str
@@ -112,7 +122,7 @@ class TracedOp:
     op_class: str
     shapes: tuple[tuple[int, ...], ...]
     flops: float
-    bytes: float
+    bytes: Bytes
     gemms: tuple[_Launch, ...] = ()
     count: int = 1
 
@@ -133,16 +143,45 @@ def _numel(shape: Any) -> int:
     return int(math.prod(int(s) for s in shape))
 
 
+@dataclass(frozen=True)
+class Bytes:
+    """Bytes of traced tensors: floating-point elements (sized at whatever dtype the model
+    is priced in) plus bytes of other tensors (integer indices, boolean masks)."""
+
+    float_elements: float = 0.0
+    other_bytes: float = 0.0
+
+    def at(self, bytes_per_element: float) -> float:
+        return self.float_elements * bytes_per_element + self.other_bytes
+
+    def __add__(self, o: Any) -> Bytes:
+        if isinstance(o, Bytes):
+            return Bytes(self.float_elements + o.float_elements, self.other_bytes + o.other_bytes)
+        if o == 0:
+            return self
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __mul__(self, k: float) -> Bytes:
+        return Bytes(self.float_elements * k, self.other_bytes * k)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, k: float) -> Bytes:
+        return Bytes(self.float_elements / k, self.other_bytes / k)
+
+
 class _Sizer:
-    """Bytes of a tensor: floating tensors at the analysed dtype, others at their own size."""
+    """Bytes of a tensor: floating-point elements counted apart (see :class:`Bytes`)."""
 
-    def __init__(self, torch: Any, float_bytes: float) -> None:
+    def __init__(self, torch: Any) -> None:
         self.torch = torch
-        self.float_bytes = float_bytes
 
-    def __call__(self, t: Any) -> float:
-        per = self.float_bytes if t.is_floating_point() else t.element_size()
-        return float(t.numel()) * per
+    def __call__(self, t: Any) -> Bytes:
+        if t.is_floating_point():
+            return Bytes(float(t.numel()), 0.0)
+        return Bytes(0.0, float(t.numel()) * t.element_size())
 
 
 def _conv_gemms(args: Any, out: Any, backward: bool, mask: Any, sizer: _Sizer) -> list[_Launch]:
@@ -236,8 +275,9 @@ def _classify(
     sizer: _Sizer,
     backward: bool,
     params: tuple[set[tuple[int, ...]], set[int]],
-) -> tuple[str, str, float, float, list[_Launch]]:
+) -> tuple[str, str, float, Bytes, list[_Launch]]:
     """(kind, class, flops, bytes, gemm launches) of one aten call."""
+    none = Bytes()
     pass_ = "backward" if backward else "forward"
     if name in ("mm", "addmm", "bmm", "baddbmm"):
         a, b = (args[1], args[2]) if name in ("addmm", "baddbmm") else (args[0], args[1])
@@ -254,21 +294,46 @@ def _classify(
             else:
                 pass_ = "dgrad"
         g: list[_Launch] = [(pass_, m, n, k, batch, None, "gemm")]
-        return "gemm", "tensor_contraction", 2.0 * m * n * k * batch, 0.0, g
+        return "gemm", "tensor_contraction", 2.0 * m * n * k * batch, none, g
     if name in ("convolution", "convolution_backward"):
         mask = args[10] if name == "convolution_backward" else None
         g = _conv_gemms(args, out, name == "convolution_backward", mask, sizer)
-        return "gemm", "tensor_contraction", sum(2.0 * x[1] * x[2] * x[3] * x[4] for x in g), 0.0, g
+        return (
+            "gemm",
+            "tensor_contraction",
+            sum(2.0 * x[1] * x[2] * x[3] * x[4] for x in g),
+            none,
+            g,
+        )
     if name.startswith("_scaled_dot_product") and "attention" in name:
         g = _sdpa_gemms(args, name.endswith("_backward"), sizer)
-        return "gemm", "tensor_contraction", sum(2.0 * x[1] * x[2] * x[3] * x[4] for x in g), 0.0, g
+        return (
+            "gemm",
+            "tensor_contraction",
+            sum(2.0 * x[1] * x[2] * x[3] * x[4] for x in g),
+            none,
+            g,
+        )
+    if name == "_trilinear":
+        # nn.Bilinear: sum over the reduced dims of i1 * i2 * i3, broadcast; one multiply-add
+        # per element of the broadcast shape, priced as one dot product per output element
+        shapes = []
+        for t, expand in zip(args[:3], args[3:6], strict=True):
+            shape = [int(x) for x in t.shape]
+            for dim in sorted(int(e) for e in expand):
+                shape.insert(dim, 1)  # the dims each input is unsqueezed at
+            shapes.append(tuple(shape))
+        full = _numel(torch.broadcast_shapes(*shapes))
+        rows = max(1, int(out.numel()))
+        g = [(pass_, rows, 1, max(1, full // rows), 1, None, "gemm")]
+        return "gemm", "tensor_contraction", 2.0 * full, none, g
     if name in _VIEWS:
-        return "view", "", 0.0, 0.0, []
+        return "view", "", 0.0, none, []
     outs = _tensors(out, torch)
     ins = _tensors(list(args) + list((kwargs or {}).values()), torch)
     if name == "embedding":  # a gather reads the rows it copies, not the whole table
         ins = ins[1:] + outs
-    nbytes = sum(sizer(t) for t in ins) + sum(sizer(t) for t in outs)
+    nbytes = sum((sizer(t) for t in ins), none) + sum((sizer(t) for t in outs), none)
     out_elements = float(sum(t.numel() for t in outs))
     if name in _NORMS:
         in_elements = float(sum(t.numel() for t in ins))
@@ -299,7 +364,6 @@ def trace_module(
     module: Any,
     *example_inputs: Any,
     training: bool = True,
-    dtype: str | Dtype | None = None,
     **example_kwargs: Any,
 ) -> list[TracedOp]:
     """Run ``module`` once (and its backward pass when ``training``) and list its aten ops.
@@ -316,8 +380,7 @@ def trace_module(
     if not isinstance(module, torch.nn.Module):
         raise InvalidParameter(f"'module' must be a torch.nn.Module (got {type(module).__name__})")
     training = check_training(training)
-    d = _dtype(dtype) if dtype is not None else _dtype(_module_dtype(module, torch))
-    sizer = _Sizer(torch, d.bytes_per_element)
+    sizer = _Sizer(torch)
     params = (
         {tuple(int(s) for s in p.shape) for p in module.parameters()},
         {_storage(p) for p in module.parameters()},
@@ -359,7 +422,6 @@ def trace_module(
             details[key] = (kind, cls, flops, nbytes)
             return out
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models built from configs never download
     tracker = ModuleTracker()
     grad_ctx = torch.enable_grad() if training else torch.no_grad()
     with grad_ctx, _Recorder():
@@ -384,11 +446,17 @@ def trace_module(
     return ops
 
 
-def _module_dtype(module: Any, torch: Any) -> str:
+def module_dtype(module: Any) -> str:
+    """The kit's name of the dtype of a module's first floating-point parameter ('fp32'
+    when it has none)."""
     for p in module.parameters():
         if p.is_floating_point():
             return _TORCH_DTYPES.get(str(p.dtype).replace("torch.", ""), "fp32")
     return "fp32"
+
+
+def _at(b: Bytes | None, d: Dtype) -> float:
+    return 0.0 if b is None else b.at(d.bytes_per_element)
 
 
 def price_ops(
@@ -406,26 +474,29 @@ def price_ops(
                 if style == "transpose":
                     name = f"{op.name}.nchw_transpose"
                     passes.append(
-                        memory_pass(name, pass_, "elementwise", 0.0, tb or 0.0, g, d, op.count)
+                        memory_pass(name, pass_, "elementwise", 0.0, _at(tb, d), g, d, op.count)
                     )
                     continue
                 if style == "direct":
                     flops = 2.0 * m * n * k * batch
                     cls = "tensor_contraction"
                     passes.append(
-                        memory_pass(op.name, pass_, cls, flops, tb or 0.0, g, d, op.count)
+                        memory_pass(op.name, pass_, cls, flops, _at(tb, d), g, d, op.count)
                     )
                     continue
-                key = (pass_, m, n, k, batch, tb)
+                tensor_bytes = None if tb is None else _at(tb, d)
+                key = (pass_, m, n, k, batch, tensor_bytes)
                 if key not in gemm_cache:
                     gemm_cache[key] = _gemm_pass(
-                        op.aten, pass_, m, n, k, d, g, batch=batch, tensor_bytes=tb
+                        op.aten, pass_, m, n, k, d, g, batch=batch, tensor_bytes=tensor_bytes
                     )
                 p = gemm_cache[key].with_name(op.name)
                 passes.append(p.scaled(op.count) if op.count != 1 else p)
         elif op.kind == "memory":
             passes.append(
-                memory_pass(op.name, op.pass_, op.op_class, op.flops, op.bytes, g, d, op.count)
+                memory_pass(
+                    op.name, op.pass_, op.op_class, op.flops, _at(op.bytes, d), g, d, op.count
+                )
             )
         elif op.kind == "unknown":
             unpriced[op.aten] += op.count
@@ -483,14 +554,22 @@ def analyze_module(
     torch = require("torch", "analysing a PyTorch module")
     if not isinstance(module, torch.nn.Module):
         raise InvalidParameter(f"'module' must be a torch.nn.Module (got {type(module).__name__})")
-    d = _dtype(dtype if dtype is not None else _module_dtype(module, torch))
-    g = _gpu(gpu)
-    ops = trace_module(module, *example_inputs, training=training, dtype=d, **example_kwargs)
+    d = dtype if dtype is not None else module_dtype(module)
+    _gpu(gpu).peak_flops(_dtype(d))  # bad GPU or dtype: one sentence, before running
+    ops = trace_module(module, *example_inputs, training=training, **example_kwargs)
+    return module_result(ops, type(module).__name__, d, gpu)
+
+
+def module_result(
+    ops: list[TracedOp], name: str, dtype: str | Dtype, gpu: str | Gpu
+) -> NetworkResult:
+    """Price traced operations (:func:`trace_module`) on a GPU in a dtype: the op table,
+    class split, findings on the slowest ops and the unpriced ops with counts."""
+    d, g = _dtype(dtype), _gpu(gpu)
     passes, unpriced = price_ops(ops, d, g)
     if not passes:
         raise InvalidParameter(
-            f"'module' must run at least one operation the kit can price "
-            f"(got {type(module).__name__} with none)"
+            f"'module' must run at least one operation the kit can price (got {name} with none)"
         )
-    result = _assemble(type(module).__name__, passes, d, g, _top_findings(passes, d, g))
+    result = _assemble(name, passes, d, g, _top_findings(passes, d, g))
     return dataclasses.replace(result, unpriced_ops=unpriced)

@@ -274,8 +274,43 @@ class NetworkBreakdown(Explorer):
             ],
         )
 
+    @classmethod
+    def from_module(
+        cls,
+        module: Any,
+        *example_inputs: Any,
+        dtype: str | None = None,
+        gpu: str | Gpu = "A100",
+        training: bool = True,
+        **example_kwargs: Any,
+    ) -> NetworkBreakdown:
+        """The same breakdown for a PyTorch model: its operations are recorded once at the
+        dispatcher (:func:`dlperf_widgets.live.modules.trace_module`), then priced again for
+        each GPU and dtype chosen in the dropdowns."""
+        from ..live.modules import module_dtype, module_result, trace_module
+
+        ops = trace_module(module, *example_inputs, training=training, **example_kwargs)
+        first = module_result(ops, type(module).__name__, dtype or module_dtype(module), gpu)
+        self = cls.__new__(cls)
+        Explorer.__init__(self)
+        self._module = (ops, first.name)
+        gpu_dd, self._custom_gpus = gpu_dropdown(gpu)
+        g = self._gpu(gpu_dd.value)
+        controls = {
+            "dtype": widgets.Dropdown(options=g.dtypes(), value=first.dtype, description="dtype"),
+            "gpu": gpu_dd,
+        }
+        self._artists = None
+        self._setup(controls, rows=[["dtype", "gpu"]])
+        return self
+
     def _compute(self) -> NetworkResult:
         c = self.controls
+        traced = getattr(self, "_module", None)
+        if traced is not None:
+            from ..live.modules import module_result
+
+            return module_result(traced[0], traced[1], c["dtype"].value, self._gpu(c["gpu"].value))
         return transformer(
             c["layers"].value,
             c["hidden"].value,

@@ -284,3 +284,37 @@ def test_parameter_counts_as_people_write_them():
     assert training_memory("7B").weights_bytes == training_memory(7e9).weights_bytes
     with pytest.raises(InvalidParameter, match=r"'params' must be a positive number such as 7e9"):
         training_memory("seven")
+
+
+def test_recompute_strategies_follow_korthikanti_table_2():
+    """Korthikanti et al. 2022, Table 2, per layer (16-bit): none sbh(10 + 24/t + 5as/ht),
+    selective sbh(10 + 24/t), full 2sbh; t = 1 reproduces sbh(34 + 5as/h)."""
+    from dlperf_widgets.core.memory import recompute_activation_bytes
+
+    s, b, h, a = 2048, 1, 12288, 96
+    sbh = s * b * h
+    assert recompute_activation_bytes(s, b, h, a) == sbh * (34 + 5 * a * s / h)
+    for t in (1, 8):
+        sel = recompute_activation_bytes(s, b, h, a, tensor_parallel=t, recompute="selective")
+        assert sel == sbh * (10 + 24 / t)
+    assert recompute_activation_bytes(s, b, h, a, recompute="full") == 2 * sbh
+
+
+def test_saved_activations_recompute_and_bad_input():
+    """Selective recompute drops exactly the s^2 tensors; full recompute stores one FP32
+    block input per block and peaks one block higher; bad options give one sentence."""
+    from dlperf_widgets.core.memory import saved_activation_bytes
+
+    kw = dict(layers=4, vocab=1000, family="gpt2", dropout=True)
+    none = saved_activation_bytes(256, 2, 128, 4, **kw)
+    sel = saved_activation_bytes(256, 2, 128, 4, recompute="selective", **kw)
+    full = saved_activation_bytes(256, 2, 128, 4, recompute="full", **kw)
+    assert none.block_bytes - sel.block_bytes == none.block_parts["attention_scores"] > 0
+    assert full.blocks_bytes == 4 * 256 * 2 * 128 * 4
+    assert full.peak_bytes - full.stored_bytes == none.block_bytes - full.block_bytes
+    with pytest.raises(InvalidParameter, match="'recompute' must be one of"):
+        saved_activation_bytes(256, 2, 128, 4, recompute="some")
+    with pytest.raises(InvalidParameter, match="'attention' must be 'eager' when dropout"):
+        saved_activation_bytes(256, 2, 128, 4, attention="sdpa", dropout=True)
+    with pytest.raises(InvalidParameter, match="'ffn' must be given"):
+        saved_activation_bytes(256, 2, 128, 4, family="llama")

@@ -253,6 +253,17 @@ class _Transpose(nn.Module):
         return x.transpose(1, 2)
 
 
+def test_bilinear_is_counted_by_hand():
+    """nn.Bilinear (FlopCounterMode counts it as 0): 2 x batch x out x in1 x in2 forward;
+    training adds the gradients of both inputs and the weight, each as much again."""
+    m = nn.Bilinear(16, 24, 8)
+    a, b = torch.randn(4, 16, requires_grad=True), torch.randn(4, 24, requires_grad=True)
+    fwd = 2 * 4 * 8 * 16 * 24
+    assert _gemm_flops(analyze_module(m, a, b, training=False)) == fwd
+    r = analyze_module(m, a, b)
+    assert r.unpriced_ops == {} and _gemm_flops(r) == 4 * fwd
+
+
 def test_cross_attention_is_sized_from_queries_and_keys():
     """MultiheadAttention with 16 queries over 512 keys/values, width 512, 8 heads:
     570.4 MFLOP forward by hand (projections of q, k, v and out, scores, context)."""
@@ -303,3 +314,162 @@ def test_dtype_and_errors():
         analyze_module(lambda x: x, torch.randn(2))
     with pytest.raises(InvalidParameter, match="require a gradient"):
         analyze_module(nn.ReLU(), torch.randn(2))
+
+
+# -- full-size vision models on the meta device (structures written here from the papers) --
+
+
+class _Bottleneck(nn.Module):
+    """ResNet-50's block (He et al. 2016): 1x1 reduce, 3x3 (strided), 1x1 expand x4."""
+
+    def __init__(self, cin, mid, stride):
+        super().__init__()
+        cout = 4 * mid
+        self.body = nn.Sequential(
+            nn.Conv2d(cin, mid, 1, bias=False),
+            nn.BatchNorm2d(mid),
+            nn.ReLU(),
+            nn.Conv2d(mid, mid, 3, stride, 1, bias=False),
+            nn.BatchNorm2d(mid),
+            nn.ReLU(),
+            nn.Conv2d(mid, cout, 1, bias=False),
+            nn.BatchNorm2d(cout),
+        )
+        self.proj = (
+            nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+            if stride != 1 or cin != cout
+            else nn.Identity()
+        )
+
+    def forward(self, x):
+        return torch.relu(self.body(x) + self.proj(x))
+
+
+def _resnet(block, stages, expansion):
+    layers = [
+        nn.Conv2d(3, 64, 7, 2, 3, bias=False),
+        nn.BatchNorm2d(64),
+        nn.ReLU(),
+        nn.MaxPool2d(3, 2, 1),
+    ]
+    cin = 64
+    for i, (mid, n) in enumerate(zip((64, 128, 256, 512), stages, strict=True)):
+        for j in range(n):
+            stride = 2 if i > 0 and j == 0 else 1
+            if block is _Basic:
+                layers.append(_Basic(cin, mid, stride))
+            else:
+                layers.append(_Bottleneck(cin, mid, stride))
+            cin = mid * expansion
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, 1000))
+
+
+class _MBBlock(nn.Module):
+    """MobileNetV2's inverted residual, with no expansion conv when t = 1."""
+
+    def __init__(self, cin, cout, stride, t):
+        super().__init__()
+        mid = cin * t
+        pre = (
+            [] if t == 1 else [nn.Conv2d(cin, mid, 1, bias=False), nn.BatchNorm2d(mid), nn.ReLU6()]
+        )
+        self.body = nn.Sequential(
+            *pre,
+            nn.Conv2d(mid, mid, 3, stride, 1, groups=mid, bias=False),
+            nn.BatchNorm2d(mid),
+            nn.ReLU6(),
+            nn.Conv2d(mid, cout, 1, bias=False),
+            nn.BatchNorm2d(cout),
+        )
+        self.skip = stride == 1 and cin == cout
+
+    def forward(self, x):
+        return x + self.body(x) if self.skip else self.body(x)
+
+
+def _mobilenet_v2():
+    layers = [nn.Conv2d(3, 32, 3, 2, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU6()]
+    cin = 32
+    settings = (
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    )  # Sandler et al. 2018, Table 2
+    for t, c, n, s in settings:
+        for i in range(n):
+            layers.append(_MBBlock(cin, c, s if i == 0 else 1, t))
+            cin = c
+    return nn.Sequential(
+        *layers,
+        nn.Conv2d(320, 1280, 1, bias=False),
+        nn.BatchNorm2d(1280),
+        nn.ReLU6(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Dropout(0.2),
+        nn.Linear(1280, 1000),
+    )
+
+
+class _Patches(nn.Module):
+    """ViT-B/16's input (Dosovitskiy et al. 2021): 16x16 patches, class token, positions."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 768, 16, 16)
+        self.cls = nn.Parameter(torch.zeros(1, 1, 768))
+        self.pos = nn.Parameter(torch.zeros(1, 197, 768))
+
+    def forward(self, x):
+        x = self.conv(x).flatten(2).transpose(1, 2)
+        return torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1) + self.pos
+
+
+class _ClassHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln, self.fc = nn.LayerNorm(768), nn.Linear(768, 1000)
+
+    def forward(self, x):
+        return self.fc(self.ln(x[:, 0]))
+
+
+def _vit_b16():
+    blocks = [
+        nn.TransformerEncoderLayer(
+            768, 12, 3072, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+        )
+        for _ in range(12)
+    ]
+    return nn.Sequential(_Patches(), *blocks, _ClassHead())
+
+
+@pytest.mark.parametrize(
+    "name,build,params,gmacs",
+    [
+        # published counts (torchvision's model tables: parameters, GFLOPS = multiply-adds)
+        ("resnet18", lambda: _resnet(_Basic, (2, 2, 2, 2), 1), 11_689_512, 1.81),
+        ("resnet50", lambda: _resnet(_Bottleneck, (3, 4, 6, 3), 4), 25_557_032, 4.09),
+        ("mobilenet_v2", _mobilenet_v2, 3_504_872, 0.30),
+        ("vit_b_16", _vit_b16, 86_567_656, 17.56),
+    ],
+)
+def test_full_size_vision_models_match_published_counts(name, build, params, gmacs):
+    """Full-size ResNet-18/50, MobileNetV2 and ViT-B/16 at 224x224, built on the meta
+    device (no memory, nothing computed): parameter counts exact and forward multiply-adds
+    equal to the published figures within 0.5 % plus their rounding (2 decimals)."""
+    with torch.device("meta"):
+        model = build()
+        x = torch.empty(1, 3, 224, 224)
+    assert sum(p.numel() for p in model.parameters()) == params
+    r = analyze_module(model, x, training=False)
+    macs = _gemm_flops(r) / 2e9
+    assert macs == pytest.approx(gmacs, rel=0.005 + 0.005 / gmacs), macs
+    assert r.unpriced_ops == {}
+    if name == "resnet50":  # training: 3x forward, minus the stem's input gradient
+        stem = 2 * 112 * 112 * 64 * 3 * 49
+        _close(_gemm_flops(analyze_module(model, x)), 3 * macs * 2e9 - stem)

@@ -124,3 +124,21 @@ def test_sparsity_speedups(close_after):
     first = img.copy()
     w.controls["seed"].value = 1
     assert not np.array_equal(np.ma.getdata(w._artists.image.get_array()), np.ma.getdata(first))
+
+
+def test_network_breakdown_from_a_pytorch_module(close_after):
+    """NetworkBreakdown.from_module shows an analysed model's class split; changing the GPU
+    or dtype re-prices the same recorded operations (equal to analyze_module's result)."""
+    torch = pytest.importorskip("torch")
+    from dlperf_widgets.live.modules import analyze_module
+
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 8))
+    x = torch.randn(32, 64)
+    w = NetworkBreakdown.from_module(model, x, gpu="A100")
+    close_after(w)
+    assert w.result.to_dict() == analyze_module(model, x, gpu="A100").to_dict()
+    w.controls["gpu"].value = w._gpu("H100").name
+    w.controls["dtype"].value = "bf16"
+    want = analyze_module(model, x, dtype="bf16", gpu="H100")
+    assert w.result.to_dict() == want.to_dict()
+    assert w.result.bytes < analyze_module(model, x, gpu="H100").bytes  # 2-byte tensors
