@@ -177,12 +177,27 @@ def _scalar_int(
 def check_product(names: Iterable[str], values: Iterable[Any], maximum: int = MAX_PRODUCT) -> int:
     """Multiply already-checked sizes exactly (Python ints) and refuse a product above ``maximum``.
 
-    Arrays count by their largest element. Returns the (largest) product.
+    Arrays are multiplied element by element (broadcast together, as the sweep will use
+    them) and count by their largest product. Returns the (largest) product.
     """
     label = list(names)
+    items = list(values)
     product = 1
-    for v in values:
-        product *= int(np.max(v)) if is_array(v) else int(v)
+    if any(is_array(v) for v in items):
+        try:
+            arrays = list(np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in items)))
+        except ValueError:  # shapes that do not broadcast: the caller says so itself
+            arrays = [np.asarray(np.max(v) if is_array(v) else v) for v in items]
+        # float64 products locate the largest element; it is then multiplied exactly
+        approx = np.ones(arrays[0].shape, dtype=np.float64)
+        for a in arrays:
+            approx = approx * a.astype(np.float64)
+        where = np.unravel_index(int(np.argmax(approx)), approx.shape) if approx.ndim else ()
+        for a in arrays:
+            product *= int(a[where])
+    else:
+        for v in items:
+            product *= int(v)
     if product > maximum:
         joined = "*".join(label)
         raise InvalidParameter(

@@ -58,6 +58,10 @@ __all__ = [
     "weight_bytes",
 ]
 
+# Most tokens one prefill may hold (batch x prompt): four million keeps every GEMM's
+# M x N x K x batch far inside exact integer range, and is far beyond any served batch.
+MAX_PREFILL_TOKENS = 1 << 22
+
 WEIGHT_DTYPES = ("fp16", "bf16", "fp8", "int8", "int4")
 KV_DTYPES = ("fp16", "bf16", "fp8", "int8")
 
@@ -339,6 +343,11 @@ def llm_inference(
     wd = check_choice("weight_dtype", weight_dtype, WEIGHT_DTYPES)
     kd = check_choice("kv_dtype", kv_dtype, KV_DTYPES)
     gs = check_int("group_size", group_size, allow_array=False, maximum=1 << 20)
+    if b * p > MAX_PREFILL_TOKENS:
+        raise InvalidParameter(
+            f"'batch' x 'prompt_len' must be at most {MAX_PREFILL_TOKENS:,} tokens in one "
+            f"prefill (got {b * p:,})"
+        )
     if spec.heads % spec.kv_heads:
         raise InvalidParameter(f"'kv_heads' must divide heads ({spec.heads}) (got {spec.kv_heads})")
     if not g.supports("fp16"):

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from .._optional import require
 from ..core.errors import DlperfError, InvalidParameter
 from ..core.predict import PredictionScore, Scoreboard, score_prediction, scoreboard
+from ._close import close_tree, close_value
 
 __all__ = ["Predict"]
 
@@ -190,7 +191,15 @@ class Predict(widgets.VBox):  # type: ignore[misc]
         return data
 
     def close(self) -> None:
-        """Close the widget and every part of it."""
-        for w in (self.entry, self.button, self.message, self.reveal, *self.children):
-            w.close()
+        """Close the widget and every part of it (children, layouts, styles)."""
+        if self.choices is None:
+            try:
+                self.entry.unobserve(self._typed, names="value")
+            except ValueError:  # already closed
+                pass
+        seen = {id(self)}
+        for w in (self.entry, self.button, self.message, self.reveal):
+            close_tree(w, seen)
+        for name in self.keys:
+            close_value(getattr(self, name, None), seen)
         super().close()

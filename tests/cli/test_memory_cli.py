@@ -170,5 +170,6 @@ def test_convention_reproduces_the_zero_paper(capsys):
     assert round(paper["per_gpu_bytes"] / 1e9, 1) == 31.4
     assert round(_json(capsys, base)["per_gpu_bytes"] / 1e9, 1) == 46.4
     assert main([*base, "--convention", "megatron"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "'convention' must be one of" in err and len(err.splitlines()) == 1
+    out = capsys.readouterr().out  # under --json the error is JSON on stdout
+    error = json.loads(out)
+    assert "'convention' must be one of" in error["error"] and error["parameter"] == "convention"

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from dlperf_widgets.core.errors import InvalidParameter
 from dlperf_widgets.core.gpus import gpu
 from dlperf_widgets.core.inference import (
+    MAX_PREFILL_TOKENS,
     MODELS,
     kv_cache_bytes,
     llm,
@@ -204,7 +205,12 @@ def test_phase_gemms_are_the_guides_gemms():
 )
 def test_invariants(model, gpu_name, batch, context, wd):
     """Invariants: the ideal step is no slower than the prediction; total tokens/s = batch x
-    per-user; memory = weights + KV; the roofline point lies under the roof."""
+    per-user; memory = weights + KV; the roofline point lies under the roof. Beyond the
+    documented prefill limit the call refuses with one sentence instead."""
+    if batch * context > MAX_PREFILL_TOKENS:
+        with pytest.raises(InvalidParameter, match=r"'batch' x 'prompt_len' must be at most"):
+            llm_inference(model, gpu=gpu_name, batch=batch, context=context, weight_dtype=wd)
+        return
     r = llm_inference(model, gpu=gpu_name, batch=batch, context=context, weight_dtype=wd)
     assert r.ideal_decode_step_s <= r.decode_step_s * (1 + 1e-9)
     assert r.tokens_per_s == pytest.approx(batch * r.tokens_per_s_per_user)

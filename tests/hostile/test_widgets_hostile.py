@@ -16,7 +16,7 @@ from ipywidgets.widgets.widget import _instances
 from dlperf_widgets import widgets as ww
 from dlperf_widgets.core.errors import InvalidParameter
 
-EXPLORERS = [getattr(ww, name) for name in ww.__all__]
+EXPLORERS = [getattr(ww, name) for name in ww.__all__ if name != "Predict"]
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
@@ -31,6 +31,17 @@ def test_close_releases_every_widget_and_the_figure(cls):
     gc.collect()
     assert len(_instances) == before
     assert view.figure.axes == []
+
+
+def test_closing_a_prediction_releases_every_part():
+    """Predict (a question box, no figure) also leaves nothing registered once closed."""
+    before = len(_instances)
+    w = ww.Predict("AI?", lambda: 1.0)
+    w.submit("2")
+    w.close()
+    w.close()
+    gc.collect()
+    assert len(_instances) == before
 
 
 @pytest.mark.parametrize(
