@@ -1154,6 +1154,211 @@ MOMENTS: tuple[Moment, ...] = (
         explain="18 B per parameter is about 2 GiB; the attention scores grow with the sequence squared.",
         reveal=("f41b0638",),
     ),
+    # -- 10 fusion and launch overhead --------------------------------------------------------
+    M(
+        "10",
+        "8c2a18a3",
+        "pq-10-01",
+        "Fusing bias, dropout, residual and LayerNorm: what share of the DRAM traffic goes away?",
+        "lambda: 100 * fusion_chain(['bias', 'dropout', 'residual', 'layernorm'],"
+        " elements=8 * 2048 * 1024, dtype='fp16', gpu='A100').bytes_saved_fraction",
+        unit="%",
+        explain="Nine tensor passes (plus the mask) become three.",
+        reveal=("889c2c3b", "690e6072"),
+        imports="from dlperf_widgets.core.fusion import fusion_chain",
+    ),
+    M(
+        "10",
+        "40dee4ec",
+        "pq-10-02",
+        "Standard attention at N = 4096 (16 heads, batch 8): GiB kept for the backward pass?",
+        "lambda: attention(4096, head_dim=64, heads=16, batch=8, dtype='fp16', gpu='A100')"
+        ".saved_bytes_standard / 2**30",
+        unit="GiB",
+        explain="The N x N probabilities of every head: they grow with N squared.",
+        reveal=("b8057181", "34f345cf"),
+        imports="from dlperf_widgets.core.fusion import attention",
+    ),
+    M(
+        "10",
+        "72ae85ba",
+        "pq-10-03",
+        "Head size 128 instead of 64: does FlashAttention's traffic advantage grow or shrink?",
+        "lambda: 'grows' if attention(4096, head_dim=128, heads=16, batch=8, sram_bytes=100 * 1024)"
+        ".traffic_ratio > attention(4096, head_dim=64, heads=16, batch=8, sram_bytes=100 * 1024)"
+        ".traffic_ratio else 'shrinks'",
+        choices=("grows", "shrinks"),
+        explain="Bigger heads mean fewer keys per SRAM block, so more passes over Q and O.",
+        reveal=("c05aa360",),
+        imports="from dlperf_widgets.core.fusion import attention",
+    ),
+    M(
+        "10",
+        "7d76f502",
+        "pq-10-04",
+        "Ten tiny element-wise kernels launched one by one on an H100: how long does the chain take?",
+        "lambda: fusion_chain(['scale', 'add'] * 5, elements=4096, gpu='H100').launch_unfused"
+        ".eager_time_s * 1e6",
+        unit="us",
+        tolerance=0.25,
+        explain="Ten launches at the model's per-kernel overhead; the work itself is nanoseconds.",
+        reveal=("118b6373",),
+        imports="from dlperf_widgets.core.fusion import fusion_chain",
+    ),
+    # -- 11 LLM inference ----------------------------------------------------------------------
+    M(
+        "11",
+        "5c56985c",
+        "pq-11-01",
+        "Llama-2-7B in FP16 on an A100, batch 1: decode tokens per second?",
+        "lambda: llm_inference('llama-2-7b', gpu='A100', batch=1, context=512).tokens_per_s_per_user",
+        unit="tokens/s",
+        tolerance=0.2,
+        explain="Each step reads every weight: bytes over bandwidth, below the datasheet rate.",
+        reveal=("c326fbcb", "749fa21a"),
+        imports="from dlperf_widgets.core.inference import llm_inference",
+    ),
+    M(
+        "11",
+        "ec3dd168",
+        "pq-11-02",
+        "OPT-13B: KV-cache bytes per token?",
+        "lambda: kv_cache_bytes('opt-13b', context=1) / 1e3",
+        unit="kB",
+        tolerance=0.05,
+        explain="2 (K and V) x 40 layers x 5120 x 2 bytes.",
+        reveal=("fc7ecbf6",),
+        imports="from dlperf_widgets.core.inference import kv_cache_bytes",
+    ),
+    M(
+        "11",
+        "10d0d8e4",
+        "pq-11-03",
+        "Batch 64 instead of 1: the total tokens per second grows by what factor?",
+        "lambda: llm_inference('llama-2-7b', gpu='A100', batch=64, context=512).tokens_per_s"
+        " / llm_inference('llama-2-7b', gpu='A100', batch=1, context=512).tokens_per_s",
+        unit="x",
+        tolerance=0.2,
+        explain="The weights are read once per step whatever the batch; the caches are not shared.",
+        reveal=("312a51ba",),
+        imports="from dlperf_widgets.core.inference import llm_inference",
+    ),
+    M(
+        "11",
+        "5d027035",
+        "pq-11-04",
+        "Int4 weights (group 128): how many times faster is decode at batch 1?",
+        "lambda: llm_inference('llama-2-7b', gpu='A100', batch=1, context=512).decode_step_s"
+        " / llm_inference('llama-2-7b', gpu='A100', batch=1, context=512, weight_dtype='int4')"
+        ".decode_step_s",
+        unit="x",
+        tolerance=0.15,
+        explain="About 4.1 bits per weight instead of 16; the dequantisation hides behind memory.",
+        reveal=("d2328e9a",),
+        imports="from dlperf_widgets.core.inference import llm_inference",
+    ),
+    # -- 12 low precision and scale ------------------------------------------------------------
+    M(
+        "12",
+        "488e7dcb",
+        "pq-12-01",
+        "How many binades lie between E4M3's smallest subnormal and its largest value?",
+        "lambda: (lambda f: float(np.log2(f.max / f.min_subnormal)))(number_format('fp8_e4m3'))",
+        unit="binades",
+        tolerance=0.15,
+        explain="448 down to 2^-9: about 18, against 261 for BF16.",
+        reveal=("196ff870",),
+        imports="import numpy as np\nfrom dlperf_widgets.core.formats import number_format",
+    ),
+    M(
+        "12",
+        "20324ff2",
+        "pq-12-02",
+        "With the amax mapped onto the format's maximum, can a value still saturate?",
+        "lambda: 'yes' if fp8_quantize(np.random.default_rng(0).normal(0, 1e-3, 10_000),"
+        " 'fp8_e4m3').saturation_fraction > 0 else 'no'",
+        choices=("yes", "no"),
+        explain="The largest value lands on the maximum; the small ones can still underflow.",
+        reveal=("e4443ceb",),
+        imports="import numpy as np\nfrom dlperf_widgets.core.scaling import fp8_quantize",
+    ),
+    M(
+        "12",
+        "760c69f9",
+        "pq-12-03",
+        "NVFP4 (16 FP4 values share an FP8 scale): bits per element?",
+        "lambda: block_format('nvfp4').bits_per_element",
+        unit="bits",
+        tolerance=0.02,
+        explain="4 bits plus 8 / 16 for the shared scale.",
+        reveal=("f7f33245",),
+        imports="from dlperf_widgets.core.scaling import block_format",
+    ),
+    M(
+        "12",
+        "88aebac8",
+        "pq-12-04",
+        "One value 10,000 times the rest: which loses the most small values?",
+        "lambda: (lambda x: max((('FP8, one scale', fp8_quantize(x, 'fp8_e4m3')"
+        ".underflow_fraction), ('MXFP8', block_quantize(x, 'mxfp8_e4m3').underflow_fraction),"
+        " ('MXFP4', block_quantize(x, 'mxfp4').underflow_fraction), ('NVFP4', block_quantize(x,"
+        " 'nvfp4').underflow_fraction)), key=lambda c: c[1])[0])((lambda v: np.where(np.arange(4096)"
+        " == 100, 1e4 * np.abs(v).max(), v))(np.random.default_rng(2).normal(0, 1e-3, 4096)))",
+        choices=("FP8, one scale", "MXFP8", "MXFP4", "NVFP4"),
+        explain="FP4 holds only 3.6 binades per block, whatever the outlier.",
+        reveal=("930b5325",),
+        imports="import numpy as np\n"
+        "from dlperf_widgets.core.scaling import block_quantize, fp8_quantize",
+    ),
+    M(
+        "12",
+        "a286b5f5",
+        "pq-12-05",
+        "PaLM 540B on 6144 TPU v4 chips: its MFU?",
+        "lambda: 100 * mfu(238.3e3, 540.35e9, layers=118, hidden=18432, seq_len=2048, gpus=6144,"
+        " peak_flops_per_s=275e12).mfu",
+        unit="%",
+        explain="(6N + 12 L h s) FLOPs per token x tokens/s over the chips' peak.",
+        reveal=("c92441c0",),
+        imports="from dlperf_widgets.core.mfu import mfu",
+    ),
+    M(
+        "12",
+        "16818aaa",
+        "pq-12-06",
+        "4 stages, 8 micro-batches, GPipe: what share of the step is bubble?",
+        "lambda: 100 * pipeline_bubble(4, 8, 'gpipe')",
+        unit="%",
+        explain="(p - 1) / (m + p - 1) = 3 / 11; 1F1B has the same bubble and less memory.",
+        reveal=("c496110f", "d89d0ae3"),
+        imports="from dlperf_widgets.core.scaleout import pipeline_bubble",
+    ),
+    M(
+        "12",
+        "5ceccab0",
+        "pq-12-07",
+        "All-reducing 14 GB of gradients over one 8-GPU NVLink server: how long?",
+        "lambda: allreduce_time(14e9, 8, link=interconnect('NVLink4')) * 1e3",
+        unit="ms",
+        tolerance=0.2,
+        explain="Each GPU sends 2 (n - 1) / n x 14 GB at NVLink's bandwidth.",
+        reveal=("62e234d9",),
+        imports="from dlperf_widgets.core.scaleout import allreduce_time, interconnect",
+    ),
+    M(
+        "12",
+        "9f6d875b",
+        "pq-12-08",
+        "70B-like model on 512 H100s: which layout gives the shortest step?",
+        "lambda: min((('TP 8 x PP 1', 8, 1, 1), ('TP 8 x PP 4', 8, 4, 1), ('TP 4 x PP 8', 4, 8, 1),"
+        " ('TP 8 x PP 8', 8, 8, 1), ('TP 8 x PP 4, ZeRO 3', 8, 4, 3)), key=lambda c: step_time("
+        "tensor_parallel=c[1], pipeline_parallel=c[2], zero=c[3], layers=80, hidden=8192,"
+        " heads=64, seq_len=4096, vocab=32000, global_batch=1024, gpus=512, gpu='H100').step_s)[0]",
+        choices=("TP 8 x PP 1", "TP 8 x PP 4", "TP 4 x PP 8", "TP 8 x PP 8", "TP 8 x PP 4, ZeRO 3"),
+        explain="The model's prediction: less tensor-parallel traffic against a larger bubble.",
+        reveal=("cbb2a2f5",),
+        imports="from dlperf_widgets.core.scaleout import step_time",
+    ),
 )
 
 # Notebooks whose prediction moments have no Predict cell, and why (kept for the record).
@@ -1163,6 +1368,8 @@ SKIPPED: dict[tuple[str, str], str] = {
     ("08", "65e60315"): "answered by a live PyTorch run (bit-for-bit gradients)",
     ("09", "c22eed7f"): "the answer depends on the machine running the notebook",
     ("09", "123bb26c"): "reading an nvidia-smi screen: judged from text the notebook parses",
+    ("10", "e9dc6fda"): "read off a plot: where the launch-bound lines bend",
+    ("12", "ec4da313"): "asks on which steps a replayed random tensor saturates (notebook data)",
 }
 
 BOARD_MD = (
