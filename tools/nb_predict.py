@@ -638,7 +638,7 @@ MOMENTS: tuple[Moment, ...] = (
         "05",
         "811772e9",
         "pq-05-13",
-        "The dense 3x3 block against depthwise + 1x1: how many times slower?",
+        "The dense 3x3 block's time as a multiple of depthwise + 1x1's?",
         "lambda: (lambda s: cnn([{'kind': 'conv2d', 'out_channels': 64, 'kernel_size': 3},"
         " 'batchnorm'], **s).total_time_s / cnn([{'kind': 'conv2d', 'out_channels': 32, 'groups':"
         " 'depthwise'}, 'batchnorm', 'relu', {'kind': 'conv2d', 'out_channels': 64, 'kernel_size':"
@@ -646,7 +646,7 @@ MOMENTS: tuple[Moment, ...] = (
         " dtype='fp16', gpu='A100'))",
         unit="x",
         tolerance=0.15,
-        explain="Seven times the FLOPs, but the depthwise block is memory-bound.",
+        explain="Seven times the FLOPs, not seven times the time: the depthwise passes are memory-bound.",
         reveal=("4456e3e0",),
         imports="from dlperf_widgets.core.network import cnn",
     ),
@@ -699,7 +699,7 @@ MOMENTS: tuple[Moment, ...] = (
         " gpu='V100')[0].predicted_time_s / memory_op('batchnorm', shape=(32, 64, 56, 56),"
         " persistent=True, dtype='fp16', gpu='V100')[0].predicted_time_s",
         unit="x",
-        explain="Three tensor passes against two: the ratio of the bytes.",
+        explain="Three tensor passes against two: close to the ratio of the bytes.",
         reveal=("09c47bbd",),
         imports="from dlperf_widgets.core.memlimited import memory_op",
     ),
@@ -1125,7 +1125,7 @@ MOMENTS: tuple[Moment, ...] = (
             "the QKV projection",
             "another operation",
         ),
-        explain="50,257 is misaligned: the projection's GEMMs run at half rate.",
+        explain="The vocabulary makes the projection the largest GEMM of the model.",
         reveal=("4cc1dc75",),
     ),
     M(
