@@ -1404,15 +1404,26 @@ def _markdown_cell(cell_id: str, source: str) -> dict:
 
 
 def apply(nb: dict, prefix: str, warn=print) -> dict:
-    """Return ``nb`` with the Predict cells of notebook ``prefix`` (re)built."""
+    """Return ``nb`` with the Predict cells of notebook ``prefix`` (re)built.
+
+    A cell the script owns whose source has not changed is kept as it is, outputs and
+    execution count included, so running the script on an executed notebook changes nothing.
+    """
     owned = f"pq-{prefix}-"
+    previous = {c.get("id"): c for c in nb["cells"] if str(c.get("id", "")).startswith(owned)}
     cells = [c for c in nb["cells"] if not str(c.get("id", "")).startswith(owned)]
+
+    def reuse(new: dict) -> dict:
+        old = previous.get(new["id"])
+        same = old is not None and old["cell_type"] == new["cell_type"]
+        return old if same and "".join(old["source"]) == "".join(new["source"]) else new
+
     for m in (m for m in MOMENTS if m.notebook == prefix):
         ids = [c.get("id") for c in cells]
         if m.anchor not in ids:
             warn(f"warning: {prefix}: anchor cell {m.anchor} not found; {m.cell_id} skipped")
             continue
-        cells.insert(ids.index(m.anchor) + 1, _code_cell(m.cell_id, m.source()))
+        cells.insert(ids.index(m.anchor) + 1, reuse(_code_cell(m.cell_id, m.source())))
         for rid in m.reveal:
             cell = next((c for c in cells if c.get("id") == rid), None)
             if cell is None:
@@ -1431,8 +1442,8 @@ def apply(nb: dict, prefix: str, warn=print) -> dict:
         warn(f"warning: {prefix}: no '## Summary' cell; the scoreboard goes at the end")
         summary = len(cells)
     cells[summary:summary] = [
-        _markdown_cell(f"{owned}board-md", BOARD_MD),
-        _code_cell(f"{owned}board", BOARD_CODE),
+        reuse(_markdown_cell(f"{owned}board-md", BOARD_MD)),
+        reuse(_code_cell(f"{owned}board", BOARD_CODE)),
     ]
     return {**nb, "cells": cells}
 

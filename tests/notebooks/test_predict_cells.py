@@ -126,3 +126,20 @@ def test_missing_anchor_is_reported_and_skipped():
     out = nb_predict.apply(nb, "00", warn=warnings.append)
     assert any(moment.anchor in w for w in warnings)
     assert moment.cell_id not in [c.get("id") for c in out["cells"]]
+
+
+def test_rerun_keeps_the_outputs_of_an_executed_predict_cell():
+    """On a notebook executed after the script ran, a second run keeps the Predict cells'
+    outputs (the folded answer a kernel-less viewer shows) and replaces a changed cell."""
+    nb = nb_predict.apply(_notebook("03"), "03")
+    moment = next(m for m in nb_predict.MOMENTS if m.notebook == "03")
+    cell = next(c for c in nb["cells"] if c["id"] == moment.cell_id)
+    cell["outputs"] = [
+        {"output_type": "display_data", "data": {"text/plain": ["x"]}, "metadata": {}}
+    ]
+    cell["execution_count"] = 7
+    again = nb_predict.apply(copy.deepcopy(nb), "03")
+    assert nb_predict.dumps(again) == nb_predict.dumps(nb)
+    cell["source"] = ["dw.Predict('stale', answer=lambda: 1)"]
+    fixed = next(c for c in nb_predict.apply(nb, "03")["cells"] if c["id"] == moment.cell_id)
+    assert "".join(fixed["source"]) == moment.source() and fixed["outputs"] == []
