@@ -277,6 +277,18 @@ MOMENTS: tuple[Moment, ...] = (
         explain="The 128-wide tiles are only three-quarters full: the math takes as long.",
         reveal=("c55d4baf",),
     ),
+    M(
+        "02",
+        "c1278b2b",
+        "pq-02-09",
+        "Sequence 2048 with batch 2 (same tokens): does the contractions' share of the time go up or down?",
+        "lambda: 'down' if dw.transformer(layers=24, hidden=1024, heads=16, seq_len=2048, batch=2,"
+        " dtype='fp16', gpu='V100').by_class['tensor_contraction']['runtime_share']"
+        " < dw.transformer(layers=24, hidden=1024, heads=16, seq_len=512, batch=8, dtype='fp16',"
+        " gpu='V100').by_class['tensor_contraction']['runtime_share'] else 'up'",
+        choices=("up", "down"),
+        explain="The attention scores, and everything done to them, grow with the sequence squared.",
+    ),
     # -- 03 tiles and waves ---------------------------------------------------------------
     M(
         "03",
@@ -940,6 +952,19 @@ MOMENTS: tuple[Moment, ...] = (
     ),
     M(
         "08",
+        "65e60315",
+        "pq-08-09",
+        "Batch 16 as 4 micro-batches of 4: one micro-batch keeps how many times fewer activations?",
+        "lambda: transformer_activation_bytes(16, 16, 32, 4).total_bytes"
+        " / transformer_activation_bytes(16, 4, 32, 4).total_bytes",
+        unit="x",
+        tolerance=0.05,
+        explain="Saved activations scale with the batch; the gradients agree up to float rounding.",
+        reveal=("34251b81", "c8aa3324"),
+        imports="from dlperf_widgets.core.memory import transformer_activation_bytes",
+    ),
+    M(
+        "08",
         "dfc26499",
         "pq-08-06",
         "16 layers with sqrt(n) checkpointing: what share of the peak memory remains?",
@@ -1365,7 +1390,6 @@ MOMENTS: tuple[Moment, ...] = (
 SKIPPED: dict[tuple[str, str], str] = {
     ("02", "cedcb3f8"): "asks why the batch-1 layer has intensity 1 (an explanation)",
     ("02", "d4427baa"): "asks which tensor the slow operations work on (open-ended)",
-    ("08", "65e60315"): "answered by a live PyTorch run (bit-for-bit gradients)",
     ("09", "c22eed7f"): "the answer depends on the machine running the notebook",
     ("09", "123bb26c"): "reading an nvidia-smi screen: judged from text the notebook parses",
     ("10", "e9dc6fda"): "read off a plot: where the launch-bound lines bend",
