@@ -252,9 +252,10 @@ def test_prose_number_matches_the_core(claim: Claim):
 
 def _minutes_in_notebooks() -> dict[str, int]:
     out = {}
-    for path in sorted(NOTEBOOKS.glob("0*_*.ipynb")):
+    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        m = re.search(r"\*\*Time:\*\* about (\d+) minutes", nb.cells[0].source)
+        first = next(c for c in nb.cells if c.cell_type == "markdown")
+        m = re.search(r"\*\*Time:\*\* about (\d+) minutes", first.source)
         assert m, f"{path.name}: the first cell has no '**Time:** about N minutes' line"
         out[path.stem[:2]] = int(m.group(1))
     return out
