@@ -87,3 +87,9 @@ def test_install_cell_does_nothing_outside_colab(monkeypatch):
     monkeypatch.setitem(sys.modules, "google.colab", type(sys)("google.colab"))
     with pytest.raises(Ran, match=r"pip install -q dlperf_widgets\[widgets\] @ git\+https://"):
         exec(nb_colab.install_source(), {})
+
+
+def test_committed_notebooks_are_what_the_script_writes():
+    """The notebooks carry the badges, install cells and links tools/nb_colab.py makes; run
+    `python tools/nb_colab.py` after editing a notebook or adding one."""
+    assert nb_colab.main(["--check"]) == 0

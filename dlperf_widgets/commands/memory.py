@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..core._validate import describe
 from ..core.errors import InvalidParameter
 from ..core.memory import (
     GRADIENT_CONVENTIONS,
@@ -21,7 +22,7 @@ def params_arg(text: str) -> float:
         return parse_count(text)
     except InvalidParameter:
         raise argparse.ArgumentTypeError(
-            f"'params' must be a number such as 7e9 or 7B (got {text!r})"
+            f"'params' must be a number such as 7e9 or 7B (got {describe(text)})"
         ) from None
 
 

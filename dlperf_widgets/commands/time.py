@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..core._validate import describe
 from ..core.layers import LAYER_KINDS as MODEL_LAYER_KINDS
 from . import Command, UsageError, float_arg, int_arg
 
@@ -140,7 +141,7 @@ def _run(a: argparse.Namespace) -> Any:
         from ..core.errors import InvalidParameter
 
         raise InvalidParameter(
-            f"'kind' must be one of {', '.join(TIMED_LAYER_KINDS)} (got {a.kind!r})"
+            f"'kind' must be one of {', '.join(TIMED_LAYER_KINDS)} (got {describe(a.kind)})"
         )
     allowed = {o.name for o in MODEL_LAYER_KINDS[kind].options}
     options: dict[str, Any] = {}

@@ -19,6 +19,7 @@ from .errors import InvalidParameter
 __all__ = [
     "MAX_PRODUCT",
     "MAX_SIZE",
+    "as_floats",
     "check_bool",
     "check_choice",
     "check_int",
@@ -244,6 +245,19 @@ def check_number(
     if maximum is not None and fvalue > maximum:
         raise InvalidParameter(f"'{name}' must be a number <= {maximum:g} (got {describe(value)})")
     return fvalue
+
+
+def as_floats(name: str, value: Any, rule: str) -> np.ndarray:
+    """``value`` (a number or an array of numbers) as a float64 array, or the kit's error."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise InvalidParameter(f"'{name}' must be {rule} (got {describe(value)})")
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidParameter(f"'{name}' must be {rule} (got {describe(value)})") from None
+    if arr.size == 0:
+        raise InvalidParameter(f"'{name}' must be {rule} (got an empty array)")
+    return arr
 
 
 def closest(word: str, options: Iterable[str], n: int = 3) -> list[str]:

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_bool, check_int, check_number, closest
+from ._validate import check_bool, check_int, check_number, closest, describe
 from .errors import InvalidParameter
 from .results import ResultMixin
 
@@ -204,14 +204,14 @@ def _layout(name: Any) -> _Layout:
         key = name.strip().lower().replace("torch.", "")
         if key in _LOOKUP:
             return _LAYOUTS[_LOOKUP[key]]
-        hint = closest(key, _LOOKUP)
+        hint = closest(key, _LOOKUP) if len(key) <= 100 else []
         extra = (
             f"; did you mean {', '.join(dict.fromkeys(_LOOKUP[h] for h in hint))}?" if hint else ""
         )
     else:
         extra = ""
     raise InvalidParameter(
-        f"'format' must be one of {', '.join(FORMAT_NAMES)} (got {name!r}){extra}"
+        f"'format' must be one of {', '.join(FORMAT_NAMES)} (got {describe(name)}){extra}"
     )
 
 
@@ -444,14 +444,14 @@ def simulate_cast(
     scale = check_number("scale", scale, minimum=0, strict=True)
     if lay.kind == "float" and scale != 1.0:
         raise InvalidParameter(
-            f"'scale' must be 1 for the float format {lay.name} (got {scale!r}); "
+            f"'scale' must be 1 for the float format {lay.name} (got {describe(scale)}); "
             "multiply the values instead"
         )
     # signalling NaNs and inf - inf are expected here: no floating-point warnings
     with np.errstate(invalid="ignore", over="ignore"):
         try:
             x = np.asarray(values, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InvalidParameter(
                 f"'values' must be numbers or an array of numbers (got {type(values).__name__})"
             ) from exc

@@ -30,7 +30,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_choice, check_int, check_number, check_product, is_array
+from ._validate import (
+    as_floats,
+    check_choice,
+    check_int,
+    check_number,
+    check_product,
+    describe,
+    is_array,
+)
 from .alignment import LIBRARIES, Finding, alignment_findings, legacy_required_multiple
 from .assumptions import (
     LATENCY_SPLIT_K_DEPTH,
@@ -108,9 +116,9 @@ def attainable_flops_per_s(ai: Any, gpu: str | Gpu = "A100", dtype: str = "fp16"
     the GPU's ops:byte ratio.
     """
     g = _gpu(gpu)
-    a = np.asarray(ai, dtype=np.float64)
-    if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 0):
-        raise InvalidParameter(f"'ai' must be positive finite number(s) (got {ai!r})")
+    a = as_floats("ai", ai, "positive finite number(s)")
+    if not np.all(np.isfinite(a)) or np.any(a <= 0):
+        raise InvalidParameter(f"'ai' must be positive finite number(s) (got {describe(ai)})")
     out = np.minimum(g.peak_flops(dtype), a * g.memory_bandwidth_bytes_per_s)
     return float(out) if out.ndim == 0 else out
 

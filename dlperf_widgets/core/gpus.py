@@ -126,20 +126,20 @@ class Gpu(ResultMixin):
                         return rate
             raise InvalidParameter(
                 f"'dtype' {d.name} has no {'2:4 sparse ' if sparse else ''}{unit} rate on "
-                f"{self.name} (got {d.name!r})"
+                f"{self.name} (got {describe(d.name)})"
             )
         best = self._best(d.name, sparse)
         if best is None and sparse:
             have = ", ".join(self.peak_sparse_flops_per_s) or "none"
             raise InvalidParameter(
                 f"'dtype' must have a 2:4 sparse Tensor Core rate on {self.name} "
-                f"(it has: {have}) (got {d.name!r})"
+                f"(it has: {have}) (got {describe(d.name)})"
             )
         if best is None:
             runs = ", ".join(self.dtypes()) or "none"
             what = "2:4 sparse " if sparse else ""
             raise InvalidParameter(
-                f"'dtype' must be a type {self.name} runs {what}(one of {runs}) (got {d.name!r})"
+                f"'dtype' must be a type {self.name} runs {what}(one of {runs}) (got {describe(d.name)})"
             )
         rate = best.sparse_flops_per_s if sparse else best.flops_per_s
         assert rate is not None  # _best only returns peaks that have this rate
@@ -247,7 +247,7 @@ def _build_peaks(
     boost_clock_mhz: float,
     tensor_clock_mhz: float | None,
 ) -> tuple[Peak, ...]:
-    arch = _architectures().get(architecture)
+    arch = _architectures().get(architecture) if isinstance(architecture, str) else None
     if arch is None:
         raise InvalidParameter(
             f"'architecture' must be one of {', '.join(_architectures())} (got {describe(architecture)})"

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_int, check_number, is_array
+from ._validate import as_floats, check_bool, check_int, check_number, describe, is_array
 from .errors import InvalidParameter
 from .formats import number_format, simulate_cast
 from .results import ResultMixin
@@ -99,9 +99,9 @@ def loss_scale_effect(
     """
     fmt = number_format(format)
     if fmt.kind != "float":
-        raise InvalidParameter(f"'format' must be a floating-point format (got {format!r})")
+        raise InvalidParameter(f"'format' must be a floating-point format (got {describe(format)})")
     if is_array(scale):
-        s = np.asarray(scale, dtype=np.float64)
+        s = as_floats("scale", scale, "a positive number")
         if s.size == 0 or not np.all(np.isfinite(s) & (s > 0)):
             raise InvalidParameter(
                 "'scale' must be a positive number (got an array with a non-positive or non-finite element)"
@@ -123,7 +123,7 @@ def loss_scale_effect(
             raise InvalidParameter(
                 "'scale' must be a single number when 'gradients' is given (got an array)"
             )
-        g = np.abs(np.asarray(gradients, dtype=np.float64)).ravel()
+        g = np.abs(as_floats("gradients", gradients, "an array of numbers")).ravel()
         g = g[np.isfinite(g)]
         if g.size == 0:
             raise InvalidParameter("'gradients' must hold at least one finite number (got none)")
@@ -210,13 +210,16 @@ def simulate_grad_scaler(
     growth = check_number("growth_factor", growth_factor, minimum=1, strict=True)
     backoff = check_number("backoff_factor", backoff_factor, minimum=0, strict=True, maximum=1)
     if backoff >= 1:
-        raise InvalidParameter(f"'backoff_factor' must be a number < 1 (got {backoff_factor!r})")
+        raise InvalidParameter(
+            f"'backoff_factor' must be a number < 1 (got {describe(backoff_factor)})"
+        )
     interval = check_int("growth_interval", growth_interval, allow_array=False)
     if found_inf is not None:
-        flags = [bool(v) for v in np.asarray(found_inf, dtype=bool).ravel()]
+        raw = np.asarray(found_inf, dtype=object).ravel() if is_array(found_inf) else [found_inf]
+        flags = [check_bool("found_inf", v) for v in raw]
         grads = None
     else:
-        grads = np.asarray(max_abs_grad, dtype=np.float64).ravel()
+        grads = as_floats("max_abs_grad", max_abs_grad, "an array of numbers").ravel()
         flags = []
         threshold = number_format(format).overflow_threshold
     # The scale is a float32 tensor in torch; products are formed in double and stored.

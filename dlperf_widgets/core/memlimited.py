@@ -441,7 +441,7 @@ def memory_op(
     # pooling over the last two dimensions (H, W)
     if len(dims) < 3:
         raise InvalidParameter(
-            f"'shape' must have at least 3 dimensions (..., H, W) for {kind} (got {dims!r})"
+            f"'shape' must have at least 3 dimensions (..., H, W) for {kind} (got {describe(dims)})"
         )
     kh, kw = _pair("kernel_size", kernel_size)
     sh, sw = _pair("stride", (kh, kw) if stride is None else stride)
@@ -449,13 +449,13 @@ def memory_op(
     h, w = dims[-2], dims[-1]
     if ph > kh // 2 or pw > kw // 2:
         raise InvalidParameter(
-            f"'padding' must be at most half the window for {kind} (got {padding!r} "
+            f"'padding' must be at most half the window for {kind} (got {describe(padding)} "
             f"with kernel_size {kernel_size!r})"
         )
     if kh > h + 2 * ph or kw > w + 2 * pw:
         raise InvalidParameter(
             f"'kernel_size' must fit in the padded input {h + 2 * ph}x{w + 2 * pw} "
-            f"(got {kernel_size!r})"
+            f"(got {describe(kernel_size)})"
         )
     p = pool_output_size(h, kh, sh, ph)
     q = pool_output_size(w, kw, sw, pw)

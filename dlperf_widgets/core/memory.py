@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, ClassVar
 
-from ._validate import check_bool, check_choice, check_int, check_number
+from ._validate import check_bool, check_choice, check_int, check_number, describe
 from .errors import InvalidParameter
 from .gpus import Gpu
 from .gpus import gpu as _gpu
@@ -217,7 +217,7 @@ def checkpoint_segment(layers: int, checkpointing: Any) -> int | None:
     n = check_int("layers", layers, allow_array=False)
     if isinstance(checkpointing, bool):
         raise InvalidParameter(
-            f"'checkpointing' must be one of {', '.join(CHECKPOINTING)} (got {checkpointing!r})"
+            f"'checkpointing' must be one of {', '.join(CHECKPOINTING)} (got {describe(checkpointing)})"
         )
     if isinstance(checkpointing, int):
         k = checkpointing
@@ -226,7 +226,7 @@ def checkpoint_segment(layers: int, checkpointing: Any) -> int | None:
         if not text.isdigit():
             raise InvalidParameter(
                 f"'checkpointing' must be one of {', '.join(CHECKPOINTING)} with K a "
-                f"positive integer (got {checkpointing!r})"
+                f"positive integer (got {describe(checkpointing)})"
             )
         k = int(text)
     else:
@@ -372,7 +372,7 @@ def parse_count(value: Any, name: str = "params") -> float:
             except ValueError:
                 pass
     raise InvalidParameter(
-        f"'{name}' must be a positive number such as 7e9, 7B or 350M (got {value!r})"
+        f"'{name}' must be a positive number such as 7e9, 7B or 350M (got {describe(value)})"
     )
 
 

@@ -161,6 +161,10 @@ def network(
     findings: Sequence[Finding] = (),
 ) -> NetworkResult:
     """Model a list of layers and gather their passes into one :class:`NetworkResult`."""
+    if not isinstance(name, str):
+        raise InvalidParameter(f"'name' must be text (got {describe(name)})")
+    if not isinstance(layers, Sequence) or not all(isinstance(s, LayerSpec) for s in layers):
+        raise InvalidParameter(f"'layers' must be a list of LayerSpec (got {describe(layers)})")
     d = _dtype(dtype)
     g = _gpu(gpu)
     g.peak_flops(d)
@@ -236,7 +240,7 @@ def transformer(
     vocab = check_int("vocab", vocab, allow_array=False)
     ffn_mult = check_int("ffn_mult", ffn_mult, allow_array=False)
     if not isinstance(backward, bool):
-        raise InvalidParameter(f"'backward' must be True or False (got {backward!r})")
+        raise InvalidParameter(f"'backward' must be True or False (got {describe(backward)})")
     if hidden % heads:
         raise InvalidParameter(f"'heads' must divide hidden ({hidden}) (got {heads})")
     tokens = batch * seq_len
@@ -342,7 +346,7 @@ def cnn(
     w = check_int("width", width, allow_array=False)
     training = check_training(training)
     if not isinstance(input_grad, bool):
-        raise InvalidParameter(f"'input_grad' must be True or False (got {input_grad!r})")
+        raise InvalidParameter(f"'input_grad' must be True or False (got {describe(input_grad)})")
     d = _dtype(dtype)
     g = _gpu(gpu)
     ops: list[PassResult] = []
@@ -446,7 +450,9 @@ def cnn(
                 c, h, w = c // (factor * factor), h * factor, w * factor
             continue
         else:
-            raise InvalidParameter(f"'kind' must be one of {', '.join(CNN_KINDS)} (got {kind!r})")
+            raise InvalidParameter(
+                f"'kind' must be one of {', '.join(CNN_KINDS)} (got {describe(kind)})"
+            )
         built: list[PassResult] = []
         for spec in new:
             built += _spec_passes(spec, d, g, training)
@@ -468,8 +474,10 @@ def _cnn_item(item: Any) -> tuple[str, dict[str, Any]]:
     else:
         raise InvalidParameter(
             f"'layers' items must be a kind, a (kind, options) pair or a dict with 'kind' "
-            f"(got {item!r})"
+            f"(got {describe(item)})"
         )
     if kind not in CNN_KINDS:
-        raise InvalidParameter(f"'kind' must be one of {', '.join(CNN_KINDS)} (got {kind!r})")
+        raise InvalidParameter(
+            f"'kind' must be one of {', '.join(CNN_KINDS)} (got {describe(kind)})"
+        )
     return kind, opts

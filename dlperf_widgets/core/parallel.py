@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import check_choice, check_int, check_number, describe, is_array
+from ._validate import check_bool, check_choice, check_int, check_number, describe, is_array
 from .errors import InvalidParameter
 
 __all__ = [
@@ -123,6 +123,8 @@ def zero_model_state_bytes(
     psi = check_number("params", params, minimum=0, strict=True)
     stage = check_int("stage", stage, minimum=0, maximum=3, allow_array=False)
     nd = check_int("data_parallel", data_parallel, allow_array=False)
+    k = check_number("k", k, minimum=0)
+    weight_bytes = check_number("weight_bytes", weight_bytes, minimum=0)
     grad_bytes = gradient_bytes_per_param(convention, weight_bytes)
     w, g, o = weight_bytes * psi, grad_bytes * psi, k * psi
     if stage >= 1:
@@ -160,6 +162,11 @@ def tensor_parallel_comm_bytes(
     micro-batch: 2 all-reduces forward + 2 backward, and 2 more when checkpointing
     repeats the forward pass.
     """
+    layers = check_int("layers", layers, allow_array=False)
+    tensor_parallel = check_int("tensor_parallel", tensor_parallel, allow_array=False)
+    micro_batches = check_int("micro_batches", micro_batches, allow_array=False)
+    recompute = check_bool("recompute", recompute)
+    activation_bytes = check_number("activation_bytes", activation_bytes, minimum=0)
     if tensor_parallel == 1:
         return 0.0
     per_layer = (6 if recompute else 4) * allreduce_bytes(activation_bytes, tensor_parallel)
@@ -174,6 +181,9 @@ def pipeline_parallel_comm_bytes(
     A middle stage sends each micro-batch's activation forward and its gradient backward
     (2 transfers); with two stages each GPU sends in one direction only.
     """
+    pipeline_parallel = check_int("pipeline_parallel", pipeline_parallel, allow_array=False)
+    micro_batches = check_int("micro_batches", micro_batches, allow_array=False)
+    activation_bytes = check_number("activation_bytes", activation_bytes, minimum=0)
     if pipeline_parallel == 1:
         return 0.0
     transfers = 2 if pipeline_parallel > 2 else 1

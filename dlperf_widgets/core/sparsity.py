@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_int, check_number, is_array
+from ._validate import as_floats, check_int, check_number, describe, is_array
 from .calibration import overlap_time
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
@@ -103,13 +103,7 @@ def prune_2_4(weights: Any, *, axis: int = -1) -> PruneResult:
     ``(out_features, in_features)`` weight, i.e. its last axis. Ties keep the earlier
     weight. Vectorised: one stable argsort over all groups.
     """
-    try:
-        w = np.asarray(weights)
-    except Exception as exc:  # ragged lists and the like
-        raise InvalidParameter("'weights' must be a numeric array (got something else)") from exc
-    if w.dtype.kind not in "fiu":
-        raise InvalidParameter(f"'weights' must be a numeric array (got an array of {w.dtype})")
-    axis = check_int("axis", axis, minimum=-max(w.ndim, 1), allow_array=False)
+    w, axis = _checked(weights, axis)
     g, ax = _groups(w, axis)
     order = np.argsort(-np.abs(g.astype(np.float64)), axis=-1, kind="stable")
     keep = np.zeros(g.shape, dtype=bool)
@@ -136,9 +130,23 @@ def prune_2_4(weights: Any, *, axis: int = -1) -> PruneResult:
 
 def check_2_4(weights: Any, *, axis: int = -1) -> bool:
     """True when every group of 4 consecutive weights along ``axis`` has at most 2 non-zeros."""
-    w = np.asarray(weights)
+    w, axis = _checked(weights, axis)
     g, _ = _groups(w, axis)
     return bool(((g != 0).sum(axis=-1) <= KEEP).all())
+
+
+def _checked(weights: Any, axis: Any) -> tuple[np.ndarray, int]:
+    """``weights`` as a numeric array and ``axis`` as an integer, or the kit's error."""
+    try:
+        w = np.asarray(weights)
+    except Exception as exc:  # ragged lists and the like
+        raise InvalidParameter("'weights' must be a numeric array (got something else)") from exc
+    if w.dtype.kind not in "fiu":
+        raise InvalidParameter(f"'weights' must be a numeric array (got an array of {w.dtype})")
+    if w.size == 0:
+        raise InvalidParameter("'weights' must hold at least one group of 4 (got an empty array)")
+    dims = max(w.ndim, 1)
+    return w, check_int("axis", axis, minimum=-dims, maximum=dims - 1, allow_array=False)
 
 
 @dataclass(frozen=True)
@@ -253,12 +261,14 @@ def amdahl_speedup(fraction: Any, speedup: Any) -> Any:
 
     1 / ((1 - f) + f / s), vectorised over numpy arrays.
     """
-    f = np.asarray(fraction, dtype=np.float64)
-    s = np.asarray(speedup, dtype=np.float64)
+    f = as_floats("fraction", fraction, "a number between 0 and 1")
+    s = as_floats("speedup", speedup, "a positive number")
     if np.any(~np.isfinite(f) | (f < 0) | (f > 1)):
-        raise InvalidParameter(f"'fraction' must be a number between 0 and 1 (got {fraction!r})")
+        raise InvalidParameter(
+            f"'fraction' must be a number between 0 and 1 (got {describe(fraction)})"
+        )
     if np.any(~np.isfinite(s) | (s <= 0)):
-        raise InvalidParameter(f"'speedup' must be a positive number (got {speedup!r})")
+        raise InvalidParameter(f"'speedup' must be a positive number (got {describe(speedup)})")
     out = 1.0 / ((1.0 - f) + f / s)
     return float(out) if out.ndim == 0 and not is_array(fraction) else out
 
@@ -274,6 +284,6 @@ def sparse_fraction_for_speedup(target: float, speedup: float = 2.0) -> float:
     f = (1 - 1 / t) / (1 - 1 / s)
     if f > 1:
         raise InvalidParameter(
-            f"'target' must be at most the speed-up {s:g} itself (got {target!r})"
+            f"'target' must be at most the speed-up {s:g} itself (got {describe(target)})"
         )
     return f

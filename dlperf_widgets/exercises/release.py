@@ -27,6 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core._validate import describe
+
 CODE_STUB = "# YOUR CODE HERE"
 TEXT_STUB = "YOUR ANSWER HERE"
 BEGIN_SOLUTION, END_SOLUTION = "BEGIN SOLUTION", "END SOLUTION"
@@ -123,7 +125,7 @@ def release_tree(
     """Release every ``*.ipynb`` directly in ``src`` into ``out``; return the stale/new paths."""
     notebooks = sorted(src.glob("*.ipynb"))
     if not notebooks:
-        raise ReleaseError(f"'SRC_DIR' must contain .ipynb notebooks (got {str(src)!r})")
+        raise ReleaseError(f"'SRC_DIR' must contain .ipynb notebooks (got {describe(str(src))})")
     changed = []
     for path in notebooks:
         student = release_notebook(json.loads(path.read_text()), code_stub, name=path.name)

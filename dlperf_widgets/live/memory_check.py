@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._optional import require
-from ..core._validate import check_choice, check_int, check_number
+from ..core._validate import check_choice, check_int, check_number, describe
 from ..core.errors import InvalidParameter
 from ..core.memory import (
     OPTIMIZER_BYTES,
@@ -153,7 +153,7 @@ def _make_optimizer(torch: Any, name: str, params: Any) -> Any:
         return torch.optim.AdamW(params, lr=1e-3)
     raise InvalidParameter(
         f"'optimizer' must be one of sgd, sgd-momentum, adam, adamw for a live measurement "
-        f"(got {name!r}; 8-bit Adam needs bitsandbytes and a GPU)"
+        f"(got {describe(name)}; 8-bit Adam needs bitsandbytes and a GPU)"
     )
 
 

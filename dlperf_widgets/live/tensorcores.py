@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._optional import require
-from ..core._validate import check_int
+from ..core._validate import check_int, describe
 from ..core.errors import InvalidParameter
 from ..core.results import ResultMixin, format_quantity
 from .device import detect_device
@@ -242,7 +242,9 @@ def tensor_core_report(
         )
     else:
         if not callable(fn):
-            raise InvalidParameter(f"'fn' must be a callable taking no arguments (got {fn!r})")
+            raise InvalidParameter(
+                f"'fn' must be a callable taking no arguments (got {describe(fn)})"
+            )
         label = label or getattr(fn, "__name__", "callable")
         precision = contextlib.nullcontext()
 

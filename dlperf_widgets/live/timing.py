@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._optional import require
-from ..core._validate import check_choice, check_int, check_number
+from ..core._validate import check_choice, check_int, check_number, describe
 from ..core.dtypes import dtype as _dtype
 from ..core.errors import DlperfError, InvalidParameter
 from ..core.gemm import GemmResult, gemm, gemm_bytes, gemm_flops
@@ -534,7 +534,7 @@ def _timed_dtype(value: Any) -> str:
     if d.name not in TIMED_DTYPES:
         raise InvalidParameter(
             f"'dtype' must be a type the timer runs through PyTorch ({', '.join(TIMED_DTYPES)}) "
-            f"(got {d.name!r})"
+            f"(got {describe(d.name)})"
         )
     return d.name
 
@@ -590,7 +590,7 @@ def time_callable(
     ``max_seconds`` have passed (after at least one).
     """
     if not callable(fn):
-        raise InvalidParameter(f"'fn' must be a callable taking no arguments (got {fn!r})")
+        raise InvalidParameter(f"'fn' must be a callable taking no arguments (got {describe(fn)})")
     budget = _check_budget(max_seconds)
     if flops is not None:
         flops = check_number("flops", flops, minimum=0, strict=True)
@@ -761,12 +761,12 @@ def _shape(kind: str, opts: dict[str, Any]) -> tuple[int, ...]:
         except ValueError:
             raise InvalidParameter(
                 f"'shape' must be comma-separated positive integers such as 32,64,56,56 "
-                f"(got {opts['shape']!r})"
+                f"(got {describe(opts['shape'])})"
             ) from None
     shape = tuple(check_int("shape", s, allow_array=False) for s in shape)
     if not shape or (kind == "batchnorm" and len(shape) not in (2, 3, 4)):
         raise InvalidParameter(
-            f"'shape' must have 2 to 4 dimensions N,C[,H,W] for {kind} (got {opts['shape']!r})"
+            f"'shape' must have 2 to 4 dimensions N,C[,H,W] for {kind} (got {describe(opts['shape'])})"
         )
     return shape
 

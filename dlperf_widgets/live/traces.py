@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core._validate import check_choice
+from ..core._validate import check_choice, describe
 from ..core.dtypes import dtype as _dtype
 from ..core.errors import DlperfError, InvalidParameter, UnknownGPU
 from ..core.gemm import gemm_sweep
@@ -184,7 +184,7 @@ def _parse_value(col: str, text: str) -> Any:
     try:
         value = _NUMERIC[col](float(text)) if _NUMERIC[col] is int else float(text)
     except ValueError:
-        raise DlperfError(f"column {col!r} must hold numbers (got {text!r})") from None
+        raise DlperfError(f"column {col!r} must hold numbers (got {describe(text)})") from None
     return value
 
 
@@ -224,15 +224,17 @@ def load_trace(name: str | Path) -> Trace:
         path = Path(name)
         if not path.is_file():
             raise InvalidParameter(
-                f"'name' must be a trace name or an existing CSV file (got {str(name)!r})"
+                f"'name' must be a trace name or an existing CSV file (got {describe(str(name))})"
             )
         return parse_trace(path.read_text("utf-8"), path.stem)
     if not isinstance(name, str):
-        raise InvalidParameter(f"'name' must be a trace name or a path (got {name!r})")
+        raise InvalidParameter(f"'name' must be a trace name or a path (got {describe(name)})")
     names = list_traces()
     if name not in names:
         shipped = ", ".join(names) if names else "none are shipped yet"
-        raise InvalidParameter(f"'name' must be a recorded trace ({shipped}) (got {name!r})")
+        raise InvalidParameter(
+            f"'name' must be a recorded trace ({shipped}) (got {describe(name)})"
+        )
     text = _data_dir().joinpath(name + ".csv").read_text("utf-8")
     return parse_trace(text, name)
 
@@ -310,7 +312,7 @@ def trace_overlay(trace: Trace | str, suite: str, *, dtype: str | None = None) -
     rows = _gemm_rows(trace, suite, dtype)
     if not rows:
         raise InvalidParameter(
-            f"'suite' must name GEMM rows of trace {trace.name!r} in {dtype} (got {suite!r})"
+            f"'suite' must name GEMM rows of trace {trace.name!r} in {dtype} (got {describe(suite)})"
         )
     g = trace.model_gpu()
     m = np.array([r["m"] for r in rows], dtype=np.int64)

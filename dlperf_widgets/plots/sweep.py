@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core._validate import describe
 from ..core.errors import InvalidParameter
 from ._artists import Artists
 from .style import (
@@ -133,7 +134,9 @@ def update_sweep(
     Returns True when an axis (limits or label) changed, False when only the data did.
     """
     if quantity not in QUANTITIES:
-        raise InvalidParameter(f"'quantity' must be one of time, throughput (got {quantity!r})")
+        raise InvalidParameter(
+            f"'quantity' must be one of time, throughput (got {describe(quantity)})"
+        )
     ax = artists.ax
     dim = sweep_dimension(sweep)
     shape = np.shape(sweep.predicted_time_s)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core._validate import describe
 from ..core.errors import InvalidParameter
 from ..core.gpus import Gpu
 from ..core.memory import OPTIMIZERS, PRECISIONS, MemoryResult, training_memory
@@ -21,7 +22,7 @@ def parse_count(field: str, text: Any) -> float:
     value = _parse(str(text), field)
     if not (value > 0 and value < 1e16):
         raise InvalidParameter(
-            f"'params' must be a positive number such as 7e9, 7B or 350M (got {text!r})"
+            f"'params' must be a positive number such as 7e9, 7B or 350M (got {describe(text)})"
         )
     return value
 

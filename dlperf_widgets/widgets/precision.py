@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core._validate import describe
 from ..core.errors import InvalidParameter
 from ..core.formats import CastResult, FormatResult, number_format, simulate_cast
 from ..core.loss_scaling import (
@@ -34,9 +35,9 @@ def parse_float(field: str, text: Any, *, positive: bool = False) -> float:
     try:
         value = float(str(text).strip().replace("_", ""))
     except ValueError:
-        raise InvalidParameter(f"'{field}' must be {rule} (got {text!r})") from None
+        raise InvalidParameter(f"'{field}' must be {rule} (got {describe(text)})") from None
     if not math.isfinite(value) or (positive and value <= 0):
-        raise InvalidParameter(f"'{field}' must be {rule} (got {text!r})")
+        raise InvalidParameter(f"'{field}' must be {rule} (got {describe(text)})")
     return value
 
 

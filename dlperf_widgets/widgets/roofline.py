@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..core._validate import describe
 from ..core.errors import InvalidParameter
 from ..core.gemm import GemmResult, gemm
 from ..core.gpus import Gpu
@@ -37,7 +38,7 @@ def _parse_gemms(text: str) -> list[tuple[str, int, int, int]]:
         dims = re.split(r"\s*[x×*,]\s*|\s+", match.group("dims").strip()) if match else []
         if len(dims) != 3:
             raise InvalidParameter(
-                f"'GEMMs' entry {i} must be M x N x K, e.g. 8192x128x8192 (got {item.strip()!r})"
+                f"'GEMMs' entry {i} must be M x N x K, e.g. 8192x128x8192 (got {describe(item.strip())})"
             )
         try:
             m, n, k = (parse_int(d, v) for d, v in zip("MNK", dims, strict=False))

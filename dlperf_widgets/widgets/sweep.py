@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core._validate import describe
 from ..core.errors import InvalidParameter
 from ..core.gemm import GemmSweep, gemm_sweep
 from ..core.gpus import Gpu
@@ -109,9 +110,11 @@ class DimensionSweep(Explorer):
             preset = "custom"
         dim_name = str(values["dim"]).lower()
         if dim_name not in ("m", "n", "k"):
-            raise InvalidParameter(f"'dim' must be one of m, n, k (got {values['dim']!r})")
+            raise InvalidParameter(f"'dim' must be one of m, n, k (got {describe(values['dim'])})")
         if quantity not in QUANTITIES:
-            raise InvalidParameter(f"'quantity' must be one of time, throughput (got {quantity!r})")
+            raise InvalidParameter(
+                f"'quantity' must be one of time, throughput (got {describe(quantity)})"
+            )
         gpu_dd, self._custom_gpus = gpu_dropdown(values["gpu"])
         g = self._gpu(gpu_dd.value)
         self._measured = measured_points(measured)
@@ -179,7 +182,7 @@ class DimensionSweep(Explorer):
         step = parse_int("step", c["step"].value)
         if stop < start:
             raise InvalidParameter(
-                f"'to' must be at least 'from' ({start}) (got {c['stop'].value!r})"
+                f"'to' must be at least 'from' ({start}) (got {describe(c['stop'].value)})"
             )
         count = (stop - start) // step + 1
         if count > MAX_POINTS:
