@@ -969,9 +969,10 @@ def nb10():  # type: ignore[no-untyped-def]
         md(
             "## Task 6 (debugging): a profile of the MLP's tail\n\n"
             "A profile of one step shows the bias, GELU and residual-add kernels of Task 1 "
-            "(16 Mi FP16 values) running back to back, with 5 µs launch gaps between them. "
-            "The cell below prints the model's time for each kernel. Which fix attacks what "
-            "the profile shows: `'fuse'` the three kernels or capture them in a `'cuda graph'`?"
+            "(16 Mi FP16 values) as three kernels back to back, each launched on its own from "
+            "the host (5 µs per launch). The cell below prints the model's work time for each "
+            "kernel. Which fix attacks what dominates: `'fuse'` the three kernels or capture "
+            "them in a `'cuda graph'`?"
         ),
         code(
             "chain = fusion_chain(('bias', 'gelu', 'residual'), elements=16 * 2**20, "
