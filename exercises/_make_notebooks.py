@@ -565,23 +565,20 @@ def nb07():  # type: ignore[no-untyped-def]
             "Goes with `notebooks/07_mixed_precision_and_sparsity.ipynb`."
         ),
         md(HOW),
-        setup(SETUP + "from dlperf_widgets.core.formats import number_format"),
-        md(
-            "## Task 1: FP16's range\n\n"
-            "FP16 has 1 sign bit, 5 exponent bits (bias 15, the top exponent reserved for "
-            "infinities and NaN) and 10 significand bits. What is its largest finite value?"
+        setup(
+            SETUP + "import math\n\n"
+            "from dlperf_widgets.core.formats import number_format\n"
+            "from dlperf_widgets.core.sparsity import sparse_gemm"
         ),
-        answer("fp16_max", "largest FP16 value", "fp16_max", "fp16_max = (2 - 2**-10) * 2**15"),
-        test("07.fp16_max", "fp16_max"),
         md(
-            "## Task 2: BF16's precision\n\n"
+            "## Task 1: BF16's precision\n\n"
             "BF16 keeps FP32's 8 exponent bits but only 7 significand bits. What is the gap "
             "between 1.0 and the next larger BF16 number?"
         ),
         answer("bf16_epsilon", "epsilon", "bf16_eps", "bf16_eps = 2**-7"),
         test("07.bf16_epsilon", "bf16_eps"),
         md(
-            "## Task 3: how much loss scaling?\n\n"
+            "## Task 2: how much loss scaling?\n\n"
             "A gradient of 1e-8 would be flushed to zero in FP16. What is the smallest "
             "whole k such that the gradient times the loss scale 2**k is at least the "
             "smallest positive FP16 number (a subnormal)? Then look at the format card."
@@ -590,12 +587,12 @@ def nb07():  # type: ignore[no-untyped-def]
             "scale_exponent",
             "k",
             "k",
-            "import math\nk = math.ceil(math.log2(2**-24 / 1e-8))",
+            "k = math.ceil(math.log2(2**-24 / 1e-8))",
         ),
         test("07.scale_exponent", "k"),
         code("number_format('fp16')"),
         md(
-            "## Task 4: 2:4 sparsity end to end\n\n"
+            "## Task 3: 2:4 sparsity end to end\n\n"
             "Pruning the weights 2:4 doubles the Tensor Core rate of a large math-bound "
             "GEMM (8192³, FP16, A100). If such GEMMs take 60 % of a training step's time, "
             "how much faster does the whole step run?"
@@ -605,7 +602,48 @@ def nb07():  # type: ignore[no-untyped-def]
         ),
         test("07.sparse_end_to_end", "speedup"),
         md(
-            "## Task 5 (open): dynamic loss scaling\n\n"
+            "## Task 4 (design): enough tokens for sparsity to pay\n\n"
+            "A Linear layer with 4096 inputs and 4096 outputs is pruned 2:4 and runs in FP16 "
+            "on an A100: a GEMM of M tokens × N = 4096 × K = 4096. Choose a number of tokens "
+            "M per call such that 2:4 sparsity speeds the GEMM up **at least 1.5×** and the "
+            "sparse GEMM still takes **at most 100 µs** (the model's prediction). Many M "
+            "work; the check verifies yours with `sparse_gemm`. Predict first: why does a "
+            "small M gain little?"
+        ),
+        answer(
+            "sparse_batch",
+            "tokens M (a whole number)",
+            "tokens",
+            "ok = [m for m in range(64, 4097, 64)\n"
+            "      if sparse_gemm(m, 4096, 4096, dtype='fp16', gpu='A100').gemm_speedup >= 1.5\n"
+            "      and sparse_gemm(m, 4096, 4096, dtype='fp16', gpu='A100').sparse_time_s"
+            " <= 100e-6]\n"
+            "tokens = ok[0]",
+        ),
+        test("07.sparse_batch", "tokens", points=2),
+        code(
+            "for m in (16, 128, 512, 2048):\n"
+            "    r = sparse_gemm(m, 4096, 4096, dtype='fp16', gpu='A100')\n"
+            "    print(f'M = {m:5d}: {r.limiter:6s}-bound, speed-up {r.gemm_speedup:.2f}x, '\n"
+            "          f'sparse {r.sparse_time_s * 1e6:6.1f} us (model)')"
+        ),
+        md(
+            "## Task 5 (debugging): inf in the forward pass\n\n"
+            "A model trains in FP16 with dynamic loss scaling. The scaler keeps halving the "
+            "scale and skipping steps, and a probe shows an activation whose largest "
+            "magnitude (amax) is 1.2e5, while the gradients are around 1e-3. Which fix "
+            "addresses the cause: `'loss scaling'` (a different scale), `'bf16'` (train in "
+            "BF16) or `'nothing'`?"
+        ),
+        answer(
+            "overflow_fix",
+            "'loss scaling', 'bf16' or 'nothing'",
+            "fix",
+            "fix = 'bf16' if 1.2e5 > number_format('fp16').max else 'loss scaling'",
+        ),
+        test("07.overflow_fix", "fix", points=2),
+        md(
+            "## Task 6 (open): dynamic loss scaling\n\n"
             "PyTorch's `GradScaler` starts with a large scale, halves it when a step "
             "produces inf or NaN gradients (and skips that step), and doubles it again after "
             "a run of good steps. Why this design rather than one fixed scale?"
@@ -631,19 +669,15 @@ def nb08():  # type: ignore[no-untyped-def]
             "Goes with `notebooks/08_memory_and_parallelism.ipynb`."
         ),
         md(HOW),
-        setup(SETUP + "from dlperf_widgets.core.memory import training_memory"),
-        md(
-            "## Task 1: bytes per parameter\n\n"
-            "Mixed-precision (FP16) training with AdamW, counted as the slides do (an FP32 "
-            "master copy of the weights beside a 16-bit working copy, FP32 gradients). How "
-            "many bytes of model state does each parameter cost: weights, gradients and "
-            "optimizer states together?"
+        setup(
+            SETUP + "import math\n\n"
+            "from dlperf_widgets import gpu\n"
+            "from dlperf_widgets.core.memory import training_memory"
         ),
-        answer("bytes_per_param", "bytes per parameter", "per_param", "per_param = 6 + 4 + 8"),
-        test("08.bytes_per_param", "per_param"),
         md(
-            "## Task 2: ZeRO stage 1\n\n"
-            "A 7-billion-parameter model trains the same way on 8 data-parallel GPUs with "
+            "## Task 1: ZeRO stage 1\n\n"
+            "A 7-billion-parameter model trains in mixed precision (FP16) with AdamW on 8 "
+            "data-parallel GPUs with "
             "ZeRO stage 1, which splits the optimizer states (ZeRO counts the FP32 master "
             "weights among them) over the GPUs. How many bytes of model state does each GPU "
             "hold? Check, then compare with the calculator below."
@@ -661,14 +695,14 @@ def nb08():  # type: ignore[no-untyped-def]
             "    print(f'ZeRO-{zero}: {r.per_gpu_bytes / 1e9:6.1f} GB per GPU')"
         ),
         md(
-            "## Task 3: gradient accumulation\n\n"
+            "## Task 2: gradient accumulation\n\n"
             "Each of 2 data-parallel replicas runs a batch of 32 as 4 accumulation steps of "
             "8 samples. How many samples contribute to one optimizer step?"
         ),
         answer("effective_batch", "samples per step", "effective", "effective = 8 * 4 * 2"),
         test("08.effective_batch", "effective"),
         md(
-            "## Task 4: checkpointing\n\n"
+            "## Task 3: checkpointing\n\n"
             "A 100-layer network uses √n gradient checkpointing: it stores the activations "
             "only at segment boundaries and recomputes each segment in the backward pass. "
             "How many layers should a segment hold?"
@@ -676,7 +710,48 @@ def nb08():  # type: ignore[no-untyped-def]
         answer("checkpoint_segment", "layers per segment", "segment", "segment = int(100**0.5)"),
         test("08.checkpoint_segment", "segment"),
         md(
-            "## Task 5 (open): out of memory\n\n"
+            "## Task 4 (design): a micro-batch that fits\n\n"
+            "A 1.3-billion-parameter model (24 layers, hidden 2048, 16 heads, 2048-token "
+            "sequences, mixed precision, AdamW) must train with an effective batch of 32 "
+            "sequences on one A100-SXM4-80GB. Choose a micro-batch: it must divide 32 (whole "
+            "accumulation steps), need at most 16 accumulation steps (thinner steps make the "
+            "GEMMs inefficient), and fit in the GPU's memory by `training_memory`. More than "
+            "one answer is right."
+        ),
+        answer(
+            "micro_batch",
+            "micro-batch (a whole number)",
+            "micro",
+            "shape = dict(layers=24, hidden=2048, seq_len=2048, heads=16)\n"
+            "capacity = gpu('A100-SXM4-80GB').memory_bytes\n"
+            "fits = [b for b in (2, 4, 8, 16, 32)\n"
+            "        if training_memory(1.3e9, batch=b, **shape).per_gpu_bytes <= capacity]\n"
+            "micro = max(fits)",
+        ),
+        test("08.micro_batch", "micro", points=2),
+        md(
+            "## Task 5 (debugging): read the breakdown, pick the fix\n\n"
+            "A 7-billion-parameter model (32 layers, hidden 4096, 32 heads, 2048-token "
+            "sequences, micro-batch 1) runs out of memory on 8 data-parallel GPUs. The "
+            "breakdown below is what the memory calculator reports for one GPU. Which "
+            "technique attacks the larger part: `'zero'` (ZeRO, splitting model state over "
+            "the GPUs) or `'checkpointing'` (recomputing activations)?"
+        ),
+        code(
+            "oom = training_memory(7e9, batch=1, layers=32, hidden=4096, seq_len=2048, heads=32,\n"
+            "                      data_parallel=8)\n"
+            "for part in ('weights', 'gradients', 'optimizer', 'activations'):\n"
+            "    print(f'{part:12s} {getattr(oom, part + \"_bytes\") / 2**30:7.1f} GiB')"
+        ),
+        answer(
+            "oom_fix",
+            "'zero' or 'checkpointing'",
+            "fix",
+            "fix = 'zero' if oom.model_state_bytes > oom.activations_bytes else 'checkpointing'",
+        ),
+        test("08.oom_fix", "fix", points=2),
+        md(
+            "## Task 6 (open): out of memory\n\n"
             "Your model trains at batch 64 but runs out of memory at the batch 256 you "
             "want. Name two techniques from the optimization table that fix it, and what "
             "each costs in speed."
@@ -772,6 +847,47 @@ def nb09():  # type: ignore[no-untyped-def]
             "between them. And the inputs should be random, not zeros or uninitialised "
             "memory, which some hardware handles faster.",
         ),
+        md(
+            "## Task 5 (estimation before measurement): the fixed cost of a call\n\n"
+            "Predict before you measure. For a tiny 64×64×64 FP16 GEMM on an A100, what share "
+            "of the model's predicted time is the fixed cost the model charges per kernel "
+            "(`kernel_overhead_s`), as a fraction? Read it off `gemm(...)`, not from a "
+            "measurement."
+        ),
+        answer(
+            "overhead_share",
+            "fraction of the predicted time",
+            "share",
+            "tiny = gemm(64, 64, 64, dtype='fp16', gpu='A100')\n"
+            "share = tiny.kernel_overhead_s / tiny.predicted_time_s",
+        ),
+        test("09.overhead_share", "share", points=2),
+        md(
+            "Now measure the same effect on this machine: a 32³ and a 512³ FP32 GEMM (on a "
+            "CPU too, every call has a fixed cost: the Python call, the library dispatch, "
+            "allocating the output). Your numbers differ from anyone else's; the task below "
+            "asks only why they differ so much from each other."
+        ),
+        code(
+            "for size in (32, 512):\n"
+            "    tm = time_gemm(size, size, size, dtype='fp32', repeats=5, warmup=1)\n"
+            "    rate = 2 * size**3 / tm.measured_time_s\n"
+            "    print(f'{size:4d}^3: {tm.measured_time_s * 1e6:9.1f} us, '\n"
+            "          f'{rate / 1e9:8.2f} GFLOP/s (measured on {tm.device})')"
+        ),
+        md(
+            "## Task 6 (estimation before measurement): explain the gap\n\n"
+            "The small GEMM reaches a far lower FLOP/s than the large one, here and in the "
+            "model's A100 prediction of Task 5. What explains it: `'fixed cost per call'`, "
+            "`'memory bandwidth'` or `'math peak'`?"
+        ),
+        answer(
+            "gap_reason",
+            "one of the three explanations",
+            "reason",
+            "reason = 'fixed cost per call'",
+        ),
+        test("09.gap_reason", "reason", points=2),
     ]
 
 
@@ -783,7 +899,10 @@ def nb10():  # type: ignore[no-untyped-def]
             "arithmetic on the kit's counts; no GPU is needed."
         ),
         md(HOW),
-        setup(SETUP + "from dlperf_widgets.core.fusion import attention, fusion_chain"),
+        setup(
+            SETUP + "from dlperf_widgets.core.fusion import attention, fusion_chain, "
+            "launch_overhead"
+        ),
         md(
             "## Task 1: what a fused chain moves\n\n"
             "After an MLP's first GEMM come a bias add, GELU, and (in some blocks) a residual "
@@ -839,7 +958,51 @@ def nb10():  # type: ignore[no-untyped-def]
         ),
         test("10.launch_bound_time", "step_s"),
         md(
-            "## Task 5 (open): three cures\n\n"
+            "## Task 5 (design): a batch that ends the launch-bound regime\n\n"
+            "Stay with the step of Task 4 (200 kernels, 1 µs of work each at today's batch, "
+            "5 µs per launch) and suppose each kernel's work grows in proportion to the "
+            "batch. Choose a whole multiplier of the batch such that the step is **no longer "
+            "launch-bound** and, launched kernel by kernel, takes **at most 2 ms**. Several "
+            "multipliers are right; the check verifies yours with `launch_overhead`."
+        ),
+        answer(
+            "batch_scale",
+            "batch multiplier (a whole number)",
+            "scale",
+            "ok = [s for s in range(1, 50)\n"
+            "      if not launch_overhead([s * 1e-6] * 200, launch_overhead_s=5e-6).launch_bound\n"
+            "      and launch_overhead([s * 1e-6] * 200, launch_overhead_s=5e-6).eager_time_s"
+            " <= 2e-3]\n"
+            "scale = ok[0]",
+        ),
+        test("10.batch_scale", "scale", points=2),
+        md(
+            "## Task 6 (debugging): a profile of the MLP's tail\n\n"
+            "A profile of one step shows the bias, GELU and residual-add kernels of Task 1 "
+            "(16 Mi FP16 values) as three kernels back to back, each launched on its own from "
+            "the host (5 µs per launch). The cell below prints the model's work time for each "
+            "kernel. Which fix attacks what dominates: `'fuse'` the three kernels or capture "
+            "them in a `'cuda graph'`?"
+        ),
+        code(
+            "chain = fusion_chain(('bias', 'gelu', 'residual'), elements=16 * 2**20, "
+            "dtype='fp16', gpu='A100')\n"
+            "for q in chain.to_dict()['passes']:\n"
+            "    work = max(q['math_time_s'], q['memory_time_s'])\n"
+            "    print(f\"{q['op']:9s} {q['limiter']:6s}-bound, {work * 1e6:5.1f} us of work "
+            '(model)")'
+        ),
+        answer(
+            "profile_fix",
+            "'fuse' or 'cuda graph'",
+            "fix",
+            "worst = max(max(q['math_time_s'], q['memory_time_s'])\n"
+            "            for q in chain.to_dict()['passes'])\n"
+            "fix = 'fuse' if worst > 5e-6 else 'cuda graph'",
+        ),
+        test("10.profile_fix", "fix", points=2),
+        md(
+            "## Task 7 (open): three cures\n\n"
             "For the step of Task 4, compare fusing kernels, capturing the step in a CUDA graph "
             "and doubling the batch. What does each remove, and which would you try first?"
         ),
@@ -866,9 +1029,9 @@ def nb11():  # type: ignore[no-untyped-def]
         ),
         md(HOW),
         setup(
-            SETUP
-            + "from dlperf_widgets import gpu\n"
-            "from dlperf_widgets.core.inference import kv_cache_bytes, llm, llm_inference"
+            SETUP + "from dlperf_widgets import gemm, gpu\n"
+            "from dlperf_widgets.core.inference import kv_cache_bytes, llm, llm_inference, "
+            "weight_bytes"
         ),
         md(
             "## Task 1: the KV cache of a GQA model\n\n"
@@ -913,17 +1076,27 @@ def nb11():  # type: ignore[no-untyped-def]
         ),
         test("11.ideal_tokens_per_s", "tokens_per_s"),
         md(
-            "## Task 4: where batching stops being free\n\n"
-            "With FP16 weights, at what batch does the weights' arithmetic intensity reach the "
-            "H100-SXM's FP16 ops:byte ratio?"
+            "## Task 4 (design): a batch that crosses the ridge\n\n"
+            "Llama-2-7B decodes in FP16 on an H100-SXM, with short requests of 128 tokens of "
+            "context. Its largest decode GEMM is the MLP up-projection: weights of ffn × "
+            "hidden (`llm('llama-2-7b')`) times a batch of B token vectors. Choose a batch B "
+            "for which that GEMM is **math-bound** (`gemm(s.ffn, B, s.hidden, dtype='fp16', "
+            "gpu='H100-SXM').limiter`) while the FP16 weights (`weight_bytes`) and all B KV "
+            "caches (`kv_cache_bytes(..., context=128)` each) **fit** in the GPU's memory. "
+            "Many B are right."
         ),
         answer(
-            "ridge",
-            "a batch size (a number)",
-            "ridge",
-            "ridge = gpu('H100-SXM').ops_per_byte('fp16') * 2 / 2",
+            "decode_batch",
+            "a batch size (a whole number)",
+            "batch",
+            "s = llm('llama-2-7b')\n"
+            "ok = [b for b in range(64, 2049, 64)\n"
+            "      if gemm(s.ffn, b, s.hidden, dtype='fp16', gpu='H100-SXM').limiter == 'math'\n"
+            "      and weight_bytes(s) + b * kv_cache_bytes(s, context=128)\n"
+            "      <= gpu('H100-SXM').memory_bytes]\n"
+            "batch = ok[0]",
         ),
-        test("11.ridge_batch", "ridge"),
+        test("11.decode_batch", "batch", points=2),
         md(
             "## Task 5: int4 weights\n\n"
             "Weights stored in int4 with one FP16 scale per group of 64 weights: how many bits "
@@ -932,7 +1105,39 @@ def nb11():  # type: ignore[no-untyped-def]
         answer("bits", "bits per weight", "bits", "bits = 4 + 16 / 64"),
         test("11.int4_bits", "bits"),
         md(
-            "## Task 6 (open): a chat service\n\n"
+            "## Task 6 (debugging): a published measurement\n\n"
+            "The kit ships published GEMM timings measured on real GPUs "
+            "(`dlperf_widgets.live.traces.measured_gemms`). On an H100-SXM in BF16, a "
+            "256×256×256 GEMM was measured at the time printed below. From the measurement, "
+            "compute the share of the datasheet BF16 peak and of the DRAM bandwidth it "
+            "achieved. What limits it: `'math'`, `'memory'`, or, when it reaches neither a "
+            "tenth of the peak nor of the bandwidth, the `'fixed cost per kernel'`?"
+        ),
+        code(
+            "from dlperf_widgets.live.traces import measured_gemms\n\n"
+            "meas = measured_gemms('H100-SXM', 'bf16')\n"
+            "row = ((meas['m'] == 256) & (meas['n'] == 256) & (meas['k'] == 256)\n"
+            "       & (meas['batch'] == 1)).nonzero()[0][0]\n"
+            "t_meas, f_meas, b_meas = (meas[c][row] for c in ('measured_time_s', 'flops', "
+            "'bytes'))\n"
+            "print(f'{t_meas * 1e6:.2f} us measured, {f_meas:.3g} FLOP, {b_meas:.3g} B '\n"
+            "      f'(published, {meas[\"traces\"][0]})')"
+        ),
+        answer(
+            "measured_limiter",
+            "'math', 'memory' or 'fixed cost per kernel'",
+            "limiter",
+            "h100 = gpu('H100-SXM')\n"
+            "math_share = f_meas / t_meas / h100.peak_flops('bf16')\n"
+            "memory_share = b_meas / t_meas / h100.memory_bandwidth_bytes_per_s\n"
+            "if max(math_share, memory_share) < 0.1:\n"
+            "    limiter = 'fixed cost per kernel'\n"
+            "else:\n"
+            "    limiter = 'math' if math_share >= memory_share else 'memory'",
+        ),
+        test("11.measured_limiter", "limiter", points=2),
+        md(
+            "## Task 7 (open): a chat service\n\n"
             "You serve Llama-3-8B on one H100 to users who want at least 30 tokens/s each, with "
             "4096-token contexts. Use `llm_inference` (or the widget of notebook 11) to find the "
             "largest batch that meets the target in FP16, then with int4 weights and an FP8 KV "
@@ -948,18 +1153,23 @@ def nb11():  # type: ignore[no-untyped-def]
             "step time; at large batch the dequantisation work and the arithmetic start to "
             "count, and the memory capacity caps the batch × context.",
         ),
+    ]
+
+
 def nb12():  # type: ignore[no-untyped-def]
     return [
         md(
             "# Exercises 12: low precision, MFU and training at scale\n\n"
             "Goes with `notebooks/12_low_precision_and_scale.ipynb`. You will compute an "
-            "FP8 scale, the bits of a block-scaled format, a run's MFU, a pipeline bubble and "
-            "an all-reduce time, and check a layer for FP8 alignment."
+            "FP8 scale, a run's MFU, a pipeline bubble and an all-reduce time, design an FP8 "
+            "layer under a time and a memory budget, and find what a step loses most to."
         ),
         md(HOW),
         setup(
-            SETUP + "from dlperf_widgets.core.formats import number_format\n"
-            "from dlperf_widgets.core.scaling import block_format, fp8_quantize"
+            SETUP + "from dlperf_widgets import gemm\n"
+            "from dlperf_widgets.core.formats import number_format\n"
+            "from dlperf_widgets.core.scaleout import allreduce_time\n"
+            "from dlperf_widgets.core.scaling import fp8_quantize"
         ),
         md(
             "## Task 1: a per-tensor FP8 scale\n\n"
@@ -969,16 +1179,7 @@ def nb12():  # type: ignore[no-untyped-def]
         answer("fp8_scale", "scale factor", "scale", "scale = number_format('fp8_e4m3').max / 3.5"),
         test("12.fp8_scale", "scale"),
         md(
-            "## Task 2: bits per element of NVFP4\n\n"
-            "NVFP4 stores 4-bit E2M1 elements in blocks of 16, each block with one 8-bit E4M3 "
-            "scale (and one FP32 scale per tensor, which you may ignore). How many bits does "
-            "one element cost on average?"
-        ),
-        answer("nvfp4_bits", "bits per element", "bits", "bits = 4 + 8 / 16"),
-        test("12.nvfp4_bits", "bits"),
-        code("block_format('nvfp4')"),
-        md(
-            "## Task 3: MFU of a run\n\n"
+            "## Task 2: MFU of a run\n\n"
             "A 7-billion-parameter model trains at 60,000 tokens per second on 8 H100 SXM GPUs "
             "in BF16 (dense peak 989.4 TFLOP/s each). Counting 6 N FLOPs per token (leave out "
             "the attention term), what is its model FLOPs utilization, as a fraction?"
@@ -986,14 +1187,14 @@ def nb12():  # type: ignore[no-untyped-def]
         answer("mfu", "MFU (fraction)", "mfu", "mfu = 60_000 * 6 * 7e9 / (8 * 989.4e12)"),
         test("12.mfu", "mfu"),
         md(
-            "## Task 4: the pipeline bubble\n\n"
+            "## Task 3: the pipeline bubble\n\n"
             "A model is split into 8 pipeline stages and each step runs 24 micro-batches with "
             "the 1F1B schedule. What share of the step does each stage sit idle?"
         ),
         answer("bubble", "idle share", "bubble", "bubble = (8 - 1) / (24 + 8 - 1)"),
         test("12.bubble", "bubble"),
         md(
-            "## Task 5: all-reduce the gradients\n\n"
+            "## Task 4: all-reduce the gradients\n\n"
             "The 7B model's BF16 gradients (14 GB) are all-reduced over the 8 GPUs of a server "
             "with the ring algorithm. NVLink 4 moves 450 GB/s per GPU in each direction. How "
             "many seconds does it take, ignoring latency?"
@@ -1001,14 +1202,43 @@ def nb12():  # type: ignore[no-untyped-def]
         answer("allreduce", "seconds", "t", "t = 2 * (8 - 1) / 8 * 14e9 / 450e9"),
         test("12.allreduce", "t"),
         md(
-            "## Task 6: FP8 alignment\n\n"
-            "A Linear layer has 4100 input features. Is that dimension ready for FP8 Tensor "
-            "Core GEMMs? Answer `'yes'` or `'no'`."
+            "## Task 5 (design): size an FP8 layer\n\n"
+            "You are sizing an h × h Linear layer that runs in FP8 (E4M3) on an H100-SXM over "
+            "8192 tokens per call: a GEMM of 8192 × h × h. Choose h such that it suits FP8 "
+            "Tensor Cores (16-byte aligned), the GEMM is **math-bound**, the model predicts "
+            "**at most 200 µs** per call (`gemm(8192, h, h, dtype='fp8_e4m3', "
+            "gpu='H100-SXM').predicted_time_s`) and the FP8 weights take **at most 16 MiB**. "
+            "Many h are right; the check verifies yours."
         ),
         answer(
-            "fp8_alignment", "'yes' or 'no'", "ready", "ready = 'yes' if 4100 % 16 == 0 else 'no'"
+            "fp8_hidden",
+            "hidden size h (a whole number)",
+            "h",
+            "ok = [h for h in range(256, 8193, 256)\n"
+            "      if h * h <= 16 * 2**20\n"
+            "      and gemm(8192, h, h, dtype='fp8_e4m3', gpu='H100-SXM').limiter == 'math'\n"
+            "      and gemm(8192, h, h, dtype='fp8_e4m3', gpu='H100-SXM').predicted_time_s"
+            " <= 200e-6]\n"
+            "h = ok[-1]",
         ),
-        test("12.fp8_alignment", "ready"),
+        test("12.fp8_hidden", "h", points=2),
+        md(
+            "## Task 6 (debugging): where does the step go?\n\n"
+            "A profile of one training step: each pipeline stage computes for 1.2 s in total "
+            "over its 8 micro-batches, the model is split into 8 stages (1F1B), and at the "
+            "end 14 GB of gradients are all-reduced over 8 GPUs at 450 GB/s per direction, "
+            "not overlapped with compute. Which idle time costs the step more: the `'pipeline "
+            "bubble'` or the `'all-reduce'`? Compute both."
+        ),
+        answer(
+            "step_loss",
+            "'pipeline bubble' or 'all-reduce'",
+            "loss",
+            "bubble_s = 1.2 * (8 - 1) / 8\n"
+            "allreduce_s = allreduce_time(14e9, 8, bandwidth_bytes_per_s=450e9)\n"
+            "loss = 'pipeline bubble' if bubble_s >= allreduce_s else 'all-reduce'",
+        ),
+        test("12.step_loss", "loss", points=2),
         md(
             "## Task 7 (open): delayed scaling\n\n"
             "Transformer Engine's delayed scaling takes the scale from the largest amax of "

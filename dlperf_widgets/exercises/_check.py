@@ -16,7 +16,7 @@ import math
 import numbers
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ from ..core.results import ResultMixin, format_quantity
 
 __all__ = ["KINDS", "STATUSES", "CheckResult", "Mistake", "Task"]
 
-KINDS = ("number", "integer", "choice")
+KINDS = ("number", "integer", "choice", "design")
 STATUSES = ("correct", "wrong", "unanswered", "invalid")
 
 Params = Mapping[str, Any]
@@ -71,8 +71,11 @@ class Mistake:
 class Task:
     """One exercise question whose answer the core computes from ``params``.
 
-    ``kind``: 'number' (compared with ``rel_tol``), 'integer' (exact) or 'choice' (one of
-    ``choices``, case-insensitive). ``unit`` names the unit the answer is asked in.
+    ``kind``: 'number' (compared with ``rel_tol``), 'integer' (exact), 'choice' (one of
+    ``choices``, case-insensitive) or 'design' (a positive whole number the learner chooses;
+    ``validate(params, answer)`` returns '' for every valid design, otherwise a hint naming
+    what the design breaks, and ``expected`` gives one valid design). ``unit`` names the unit
+    the answer is asked in.
     """
 
     id: str
@@ -86,6 +89,7 @@ class Task:
     mistakes: tuple[Mistake, ...] = ()
     hint: str = ""
     explain: Callable[[Params], str] | None = None
+    validate: Callable[[Params, int], str] | None = None
 
     def expected_answer(self, **params: Any) -> Any:
         """The right answer for these parameters (the task's defaults where not given)."""
@@ -218,6 +222,13 @@ def _as_integer(value: Any, unit: str) -> int:
     return round(x)
 
 
+def _as_design(value: Any, unit: str) -> int:
+    x = _as_integer(value, unit)
+    if x < 1:
+        raise _Unusable(f"the answer must be a positive whole number (got {_describe(value)})")
+    return x
+
+
 def _normalise_choice(value: Any) -> str:
     text = str(value).strip().lower().replace("_", " ").replace("-", " ")
     for suffix in (" bound", " limited"):
@@ -342,6 +353,8 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
             given: Any = _as_choice(answer, task.choices)
         elif task.kind == "integer":
             given = _as_integer(answer, task.unit)
+        elif task.kind == "design":
+            given = _as_design(answer, task.unit)
         else:
             given = _as_number(answer, task.unit)
     except _Unusable as exc:
@@ -351,13 +364,14 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
     try:
         expected = task.expected(params)
     except (ValueError, TypeError, KeyError, ArithmeticError) as exc:  # InvalidParameter too
-        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
         return CheckResult(
             task.id,
             "invalid",
-            f"{task.id} cannot be checked with these parameters: {reason.rstrip('.')}.",
+            f"{task.id} cannot be checked with these parameters: {_reason(exc)}.",
             answer=answer,
         )
+    if task.kind == "design":
+        return _judge_design(task, given, params)
     if _matches(task, given, expected):
         note = task.explain(params) if task.explain else ""
         shown, exact = _show(task, given), _show(task, expected)
@@ -371,12 +385,7 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
         return CheckResult(task.id, "correct", msg, answer=answer)
 
     for mistake in task.mistakes:
-        try:
-            slipped = mistake.value(params)
-        except Exception:  # a mistake that does not apply to these parameters
-            continue
-        candidates = slipped if isinstance(slipped, (list, tuple)) else [slipped]
-        for value in candidates:
+        for value in _slipped(mistake, params):
             if not _matches(task, value, expected) and _matches(task, given, value):
                 return CheckResult(task.id, "wrong", "not right yet.", mistake.hint, answer)
     if task.kind == "number":
@@ -387,3 +396,52 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
         direction = "too large" if float(given) > float(expected) else "too small"
         return CheckResult(task.id, "wrong", f"not right yet: {direction}.", task.hint, answer)
     return CheckResult(task.id, "wrong", "not right yet.", task.hint, answer)
+
+
+def _judge_design(task: Task, given: int, params: dict[str, Any]) -> CheckResult:
+    """A design is right when the task's validator finds nothing wrong with it; a wrong one
+    gets the hint of the listed mistake it matches, else the validator's own sentence."""
+    if task.validate is None:
+        raise TypeError(f"design task {task.id} has no validator")
+    try:
+        problem = task.validate(params, given)
+    except (ValueError, TypeError, KeyError, ArithmeticError) as exc:  # InvalidParameter too
+        return CheckResult(
+            task.id,
+            "invalid",
+            f"the model cannot evaluate the design {given}: {_reason(exc)}.",
+            answer=given,
+        )
+    if not problem:
+        note = task.explain(params) if task.explain else ""
+        msg = f"correct: {given} is a valid design." + (f" {note}" if note else "")
+        return CheckResult(task.id, "correct", msg, answer=given)
+    for mistake in task.mistakes:
+        if any(round(float(v)) == given for v in _slipped(mistake, params)):
+            return CheckResult(task.id, "wrong", "not right yet.", mistake.hint, given)
+    return CheckResult(task.id, "wrong", "not right yet.", problem or task.hint, given)
+
+
+def _reason(exc: BaseException) -> str:
+    """An exception's message as one short sentence body (no final full stop)."""
+    return (" ".join(str(exc).split())[:200] or type(exc).__name__).rstrip(".")
+
+
+def _slipped(mistake: Mistake, params: Params) -> list[Any]:
+    """The answers ``mistake`` leads to (none when it does not apply to these parameters)."""
+    try:
+        slipped = mistake.value(params)
+    except Exception:  # a mistake that does not apply to these parameters
+        return []
+    return list(slipped) if isinstance(slipped, (list, tuple)) else [slipped]
+
+
+def first_design(
+    validate: Callable[[Params, int], str], params: Params, candidates: Iterable[int], what: str
+) -> int:
+    """The first of ``candidates`` that ``validate`` accepts: a design task's ``expected``
+    (one valid design, shown in the solution), found through the same rules the check uses."""
+    for c in candidates:
+        if not validate(params, c):
+            return c
+    raise ValueError(f"no {what} meets every rule of the task")

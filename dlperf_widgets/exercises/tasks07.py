@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._check import Mistake, Params, Task
+from ._check import Mistake, Params, Task, first_design
 
 
 def _fmt(name: str) -> Any:
@@ -20,6 +20,43 @@ def _scale_exponent(p: Params, threshold: str = "min_subnormal") -> int:
     return max(0, math.ceil(math.log2(limit / p["gradient"])))
 
 
+def _sparse(p: Params, m: int) -> Any:
+    from ..core.sparsity import sparse_gemm
+
+    return sparse_gemm(m, p["n"], p["k"], dtype=p["dtype"], gpu=p["gpu"])
+
+
+def _sparse_problem(p: Params, m: int) -> str:
+    """'' when 2:4 sparsity speeds the M-token GEMM up enough and it fits the time budget."""
+    r = _sparse(p, m)
+    if r.gemm_speedup < p["min_speedup"]:
+        return (
+            f"at M = {m} the GEMM speeds up only {r.gemm_speedup:.2f}x: too few tokens, so "
+            "it is memory-bound and the doubled math rate hardly helps; take more tokens."
+        )
+    if r.sparse_time_s > p["budget_s"]:
+        return (
+            f"at M = {m} the sparse GEMM takes {r.sparse_time_s * 1e6:.0f} us, over the "
+            f"{p['budget_s'] * 1e6:.0f} us budget; take fewer tokens."
+        )
+    return ""
+
+
+def _smallest_sparse_batch(p: Params) -> int:
+    return first_design(_sparse_problem, p, range(8, 1 << 16, 8), "number of tokens")
+
+
+def _overflow_fix(p: Params) -> str:
+    """Values beyond FP16's largest finite number need BF16's range; values below its
+    smallest subnormal need loss scaling."""
+    fp16 = _fmt("fp16")
+    if p["amax"] > fp16.max:
+        return "bf16"
+    if p["gradient"] < fp16.min_subnormal:
+        return "loss scaling"
+    return "nothing"
+
+
 def _e2e(p: Params) -> float:
     from ..core.sparsity import amdahl_speedup, sparse_gemm
 
@@ -28,23 +65,6 @@ def _e2e(p: Params) -> float:
 
 
 TASKS = [
-    Task(
-        id="07.fp16_max",
-        question="largest finite value of the format",
-        kind="number",
-        params={"format": "fp16"},
-        expected=lambda p: _fmt(p["format"]).max,
-        rel_tol=1e-6,
-        mistakes=(
-            Mistake(
-                "integer range",
-                lambda p: 2 ** _fmt(p["format"]).storage_bits - 1,
-                "that is the largest 16-bit unsigned integer; a float spends bits on the "
-                "exponent and the sign: (2 - 2**-10) × 2**15.",
-            ),
-        ),
-        hint="(2 - epsilon) × 2**(largest exponent).",
-    ),
     Task(
         id="07.bf16_epsilon",
         question="gap between 1 and the next larger number in the format",
@@ -108,5 +128,56 @@ TASKS = [
             ),
         ),
         hint="1 / ((1 - f) + f / s) with s the GEMM speed-up.",
+    ),
+    Task(
+        id="07.sparse_batch",
+        question="tokens M per 2:4 sparse GEMM (N = K = 4096) giving at least the speed-up "
+        "within the time budget",
+        kind="design",
+        params={
+            "n": 4096,
+            "k": 4096,
+            "dtype": "fp16",
+            "gpu": "A100",
+            "min_speedup": 1.5,
+            "budget_s": 100e-6,
+        },
+        expected=_smallest_sparse_batch,
+        validate=_sparse_problem,
+        mistakes=(
+            Mistake(
+                "decode-sized batch",
+                lambda p: 16,
+                "with 16 tokens the GEMM is memory-bound: sparsity halves the math, not the "
+                "weight traffic, so it gains almost nothing; the design needs enough tokens "
+                "to cross the ridge.",
+            ),
+        ),
+        hint="sweep M with sparse_gemm and read gemm_speedup and sparse_time_s.",
+        explain=lambda p: (
+            "It is math-bound enough to gain from the sparse rate and fits the budget."
+        ),
+    ),
+    Task(
+        id="07.overflow_fix",
+        question="a FP16 run's activations reach this amax: which fix",
+        kind="choice",
+        choices=("loss scaling", "bf16", "nothing"),
+        params={"amax": 1.2e5, "gradient": 1e-3},
+        expected=_overflow_fix,
+        mistakes=(
+            Mistake(
+                "scaled the loss",
+                lambda p: "loss scaling",
+                "loss scaling moves small gradients up; it does nothing for forward values "
+                "above FP16's largest number (65504). BF16 has FP32's exponent range.",
+            ),
+            Mistake(
+                "nothing",
+                lambda p: "nothing",
+                "1.2e5 is above FP16's largest finite value: it becomes inf.",
+            ),
+        ),
+        hint="compare amax with FP16's largest value and the gradient with its smallest.",
     ),
 ]

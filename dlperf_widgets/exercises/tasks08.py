@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._check import Mistake, Params, Task
+from ._check import Mistake, Params, Task, first_design
 
 
 def _mem(p: Params, **change: Any) -> Any:
@@ -16,42 +16,52 @@ def _mem(p: Params, **change: Any) -> Any:
 
 ACTS = {"layers": 24, "hidden": 1024, "seq_len": 512, "heads": 16}
 
+# A 1.3B-parameter model (24 layers, hidden 2048, 16 heads) on 2048-token sequences.
+GPT_1B3 = {"params": 1.3e9, "layers": 24, "hidden": 2048, "seq_len": 2048, "heads": 16}
+
+
+def _micro_problem(p: Params, micro: int) -> str:
+    """'' when ``micro`` divides the effective batch, needs at most ``max_steps``
+    accumulation steps and fits the GPU's memory."""
+    from ..core.gpus import gpu
+
+    target = p["effective_batch"]
+    if target % micro:
+        return (
+            f"{micro} does not divide {target}: whole accumulation steps of {micro} samples "
+            f"cannot add up to {target}."
+        )
+    if target // micro > p["max_steps"]:
+        return (
+            f"{target // micro} accumulation steps is more than {p['max_steps']}: each step's "
+            "GEMMs get thin and slow; take a larger micro-batch."
+        )
+    need = _mem(
+        {k: v for k, v in p.items() if k not in ("effective_batch", "max_steps", "gpu")},
+        batch=micro,
+    ).per_gpu_bytes
+    have = gpu(p["gpu"]).memory_bytes
+    if need > have:
+        return (
+            f"micro-batch {micro} needs {need / 2**30:.0f} GiB, more than the "
+            f"{have / 2**30:.0f} GiB of the GPU: activations grow with the micro-batch; "
+            "take a smaller one and more accumulation steps."
+        )
+    return ""
+
+
+def _largest_micro(p: Params) -> int:
+    return first_design(_micro_problem, p, range(p["effective_batch"], 0, -1), "micro-batch")
+
+
+def _oom_fix(p: Params) -> str:
+    """The fix for the larger of the two parts: model state (ZeRO splits it) or
+    activations (checkpointing recomputes them)."""
+    r = _mem(p)
+    return "zero" if r.model_state_bytes > r.activations_bytes else "checkpointing"
+
+
 TASKS = [
-    Task(
-        id="08.bytes_per_param",
-        question="bytes of model state per parameter (weights + gradients + optimizer)",
-        kind="number",
-        unit="B",
-        params={"params": 1, "precision": "mixed-fp16", "optimizer": "adamw"},
-        expected=lambda p: _mem(p).model_state_bytes / p["params"],
-        rel_tol=1e-6,
-        mistakes=(
-            Mistake(
-                "fp32 weights only",
-                lambda p: _mem(p, precision="fp32").model_state_bytes / p["params"],
-                "16 B is what torch.autocast keeps (FP32 weights and gradients) and also the "
-                "ZeRO paper's count (16-bit gradients); the slides' mixed-precision scheme "
-                "asked for here keeps an FP16 working copy (2 B) beside the FP32 master "
-                "weights (4 B), 6 B of weights, and FP32 gradients (4 B).",
-            ),
-            Mistake(
-                "forgot the gradients",
-                lambda p: (_mem(p).model_state_bytes - _mem(p).gradients_bytes) / p["params"],
-                "the gradients take memory too: 4 B per parameter.",
-            ),
-            Mistake(
-                "forgot the optimizer",
-                lambda p: (_mem(p).model_state_bytes - _mem(p).optimizer_bytes) / p["params"],
-                "AdamW keeps two FP32 moments per parameter: 8 B.",
-            ),
-            Mistake(
-                "bits",
-                lambda p: _mem(p).model_state_bytes / p["params"] * 8,
-                "that looks like bits; give bytes.",
-            ),
-        ),
-        hint="weights (6 B mixed) + gradients (4 B) + AdamW moments (8 B).",
-    ),
     Task(
         id="08.zero1_per_gpu",
         question="model-state bytes on each GPU with ZeRO stage 1",
@@ -137,6 +147,56 @@ TASKS = [
             ),
         ),
         hint="√n layers per segment.",
+    ),
+    Task(
+        id="08.micro_batch",
+        question="micro-batch that reaches the effective batch by accumulation and fits the GPU",
+        kind="design",
+        params={**GPT_1B3, "effective_batch": 32, "max_steps": 16, "gpu": "A100-SXM4-80GB"},
+        expected=_largest_micro,
+        validate=_micro_problem,
+        mistakes=(
+            Mistake(
+                "no accumulation",
+                lambda p: p["effective_batch"],
+                "the whole batch at once stores the activations of every sample: split it "
+                "into micro-batches and accumulate their gradients.",
+            ),
+        ),
+        hint="try micro-batches that divide the effective batch with training_memory(batch=...).",
+    ),
+    Task(
+        id="08.oom_fix",
+        question="the run is out of memory: which technique attacks the larger part",
+        kind="choice",
+        choices=("zero", "checkpointing"),
+        params={
+            "params": 7e9,
+            "batch": 1,
+            "layers": 32,
+            "hidden": 4096,
+            "seq_len": 2048,
+            "heads": 32,
+            "data_parallel": 8,
+        },
+        expected=_oom_fix,
+        mistakes=(
+            Mistake(
+                "checkpointing",
+                lambda p: "checkpointing",
+                "checkpointing shrinks the activations, the smaller part here; the weights, "
+                "gradients and AdamW states (18 B per parameter) dominate, and ZeRO splits "
+                "them over the data-parallel GPUs.",
+            ),
+            Mistake(
+                "zero",
+                lambda p: "zero",
+                "ZeRO splits weights, gradients and optimizer states, the smaller part here; "
+                "the activations dominate, and checkpointing recomputes them instead of "
+                "storing them.",
+            ),
+        ),
+        hint="compare model_state_bytes with activations_bytes of the breakdown.",
     ),
 ]
 

@@ -25,6 +25,22 @@ def _time(p: Params) -> float:
     return float(t)
 
 
+TINY = {"m": 64, "n": 64, "k": 64, "dtype": "fp16", "gpu": "A100"}
+
+
+def _tiny(p: Params):  # type: ignore[no-untyped-def]
+    return gemm(p["m"], p["n"], p["k"], dtype=p["dtype"], gpu=p["gpu"])
+
+
+def _gap_reason(p: Params) -> str:
+    """What sets the model's time: the fixed cost per kernel when it exceeds both the math
+    and the memory time, otherwise the longer of those two."""
+    r = _tiny(p)
+    if r.kernel_overhead_s > max(r.math_time_s, r.memory_time_s):
+        return "fixed cost per call"
+    return "math peak" if r.math_time_s >= r.memory_time_s else "memory bandwidth"
+
+
 TASKS = [
     Task(
         id="09.model_time",
@@ -105,5 +121,53 @@ TASKS = [
             ),
         ),
         hint="(M·K + K·N + M·N) × 4 bytes ÷ the median time.",
+    ),
+    Task(
+        id="09.overhead_share",
+        question="share of the model's predicted time of the small GEMM that is the fixed "
+        "cost per kernel",
+        kind="number",
+        unit="fraction",
+        params=TINY,
+        expected=lambda p: _tiny(p).kernel_overhead_s / _tiny(p).predicted_time_s,
+        rel_tol=0.02,
+        mistakes=(
+            Mistake(
+                "the ideal's share",
+                lambda p: _tiny(p).roofline_time_s / _tiny(p).predicted_time_s,
+                "that is the roofline ideal's share; the question asks for the fixed cost "
+                "per kernel (kernel_overhead_s).",
+            ),
+            Mistake(
+                "roofline only",
+                lambda p: 0.0,
+                "the roofline ideal has no fixed cost, but the calibrated prediction adds "
+                "one per kernel: read kernel_overhead_s.",
+            ),
+        ),
+        hint="kernel_overhead_s ÷ predicted_time_s of gemm(64, 64, 64, dtype='fp16', gpu='A100').",
+    ),
+    Task(
+        id="09.gap_reason",
+        question="why a tiny GEMM reaches a far lower FLOP/s than a large one",
+        kind="choice",
+        choices=("fixed cost per call", "memory bandwidth", "math peak"),
+        params=TINY,
+        expected=_gap_reason,
+        mistakes=(
+            Mistake(
+                "memory",
+                lambda p: "memory bandwidth",
+                "a 64³ GEMM moves only about 24 KB, a few nanoseconds of DRAM time; the "
+                "microseconds go to the fixed cost of every call.",
+            ),
+            Mistake(
+                "math",
+                lambda p: "math peak",
+                "its half a million FLOPs take well under a microsecond even at a "
+                "fraction of the peak; the fixed cost per call is larger.",
+            ),
+        ),
+        hint="compare kernel_overhead_s with math_time_s and memory_time_s.",
     ),
 ]

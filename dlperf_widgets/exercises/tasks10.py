@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.dtypes import dtype
 from ..core.fusion import attention, fusion_chain, launch_overhead, standard_attention_elements
-from ._check import Mistake, Params, Task
+from ._check import Mistake, Params, Task, first_design
 
 
 def _b(p: Params) -> float:
@@ -13,6 +13,40 @@ def _b(p: Params) -> float:
 
 def _chain(p: Params):  # type: ignore[no-untyped-def]
     return fusion_chain(p["ops"], elements=p["elements"], dtype=p["dtype"], gpu="A100")
+
+
+def _step(p: Params, scale: int):  # type: ignore[no-untyped-def]
+    return launch_overhead([p["work_s"] * scale] * p["kernels"], launch_overhead_s=p["launch_s"])
+
+
+def _scale_problem(p: Params, scale: int) -> str:
+    """'' when the step at ``scale`` times the batch is no longer launch-bound and stays
+    within the step-time budget."""
+    r = _step(p, scale)
+    if r.launch_bound:
+        return (
+            f"at {scale}x the batch each kernel works {p['work_s'] * scale * 1e6:.0f} us, "
+            f"less than the {p['launch_s'] * 1e6:.0f} us launch: still launch-bound; "
+            "take a larger batch."
+        )
+    if r.eager_time_s > p["budget_s"]:
+        return (
+            f"at {scale}x the step takes {r.eager_time_s * 1e3:.2f} ms, over the "
+            f"{p['budget_s'] * 1e3:.1f} ms budget; take a smaller batch."
+        )
+    return ""
+
+
+def _smallest_scale(p: Params) -> int:
+    return first_design(_scale_problem, p, range(1, 1 << 16), "batch multiplier")
+
+
+def _profile_fix(p: Params) -> str:
+    """Fusion when each unfused kernel's own time exceeds the launch overhead (the time is
+    DRAM traffic), a CUDA graph when the launches are the larger cost."""
+    passes = _chain(p).to_dict()["passes"]
+    per_kernel = max(max(q["math_time_s"], q["memory_time_s"]) for q in passes)
+    return "fuse" if per_kernel > p["launch_s"] else "cuda graph"
 
 
 TASKS = [
@@ -75,9 +109,11 @@ TASKS = [
         kind="number",
         unit="B",
         params={"n": 4096, "d": 64, "heads": 16, "batch": 8, "dtype": "fp16"},
-        expected=lambda p: attention(
-            p["n"], head_dim=p["d"], heads=p["heads"], batch=p["batch"], dtype=p["dtype"]
-        ).saved_bytes_standard,
+        expected=lambda p: (
+            attention(
+                p["n"], head_dim=p["d"], heads=p["heads"], batch=p["batch"], dtype=p["dtype"]
+            ).saved_bytes_standard
+        ),
         mistakes=(
             Mistake(
                 "forgot the heads",
@@ -98,9 +134,11 @@ TASKS = [
         kind="number",
         unit="s",
         params={"kernels": 200, "work_s": 1e-6, "launch_s": 5e-6},
-        expected=lambda p: launch_overhead(
-            [p["work_s"]] * p["kernels"], launch_overhead_s=p["launch_s"]
-        ).eager_time_s,
+        expected=lambda p: (
+            launch_overhead(
+                [p["work_s"]] * p["kernels"], launch_overhead_s=p["launch_s"]
+            ).eager_time_s
+        ),
         mistakes=(
             Mistake(
                 "work only",
@@ -116,5 +154,53 @@ TASKS = [
             ),
         ),
         hint="each kernel costs max(its work, the launch overhead).",
+    ),
+    Task(
+        id="10.batch_scale",
+        question="batch multiplier that ends the launch-bound regime within the step budget",
+        kind="design",
+        params={"kernels": 200, "work_s": 1e-6, "launch_s": 5e-6, "budget_s": 2e-3},
+        expected=_smallest_scale,
+        validate=_scale_problem,
+        mistakes=(
+            Mistake(
+                "present batch",
+                lambda p: 1,
+                "at the present batch the step is launch-bound: every kernel waits for "
+                "its launch; a larger batch gives each launch more work.",
+            ),
+        ),
+        hint="each kernel's work grows with the batch; find where it passes the launch "
+        "overhead, then check the step time.",
+        explain=lambda p: "Each launch now carries more work than it costs.",
+    ),
+    Task(
+        id="10.profile_fix",
+        question="a profile shows the bias, GELU and residual kernels back to back: which fix",
+        kind="choice",
+        choices=("fuse", "cuda graph"),
+        params={
+            "ops": ("bias", "gelu", "residual"),
+            "elements": 16 * 2**20,
+            "dtype": "fp16",
+            "launch_s": 5e-6,
+        },
+        expected=_profile_fix,
+        mistakes=(
+            Mistake(
+                "graph",
+                lambda p: "cuda graph",
+                "a CUDA graph removes launch gaps, but each of these kernels runs for tens "
+                "of microseconds moving data through DRAM: fusion removes that traffic.",
+            ),
+            Mistake(
+                "fuse small",
+                lambda p: "fuse",
+                "these kernels are so small that the launches cost more than their work: "
+                "capture them in a CUDA graph first.",
+            ),
+        ),
+        hint="compare one kernel's predicted time (fusion_chain's passes) with the launch "
+        "overhead.",
     ),
 ]

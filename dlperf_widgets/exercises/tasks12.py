@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._check import Mistake, Params, Task
+from ._check import Mistake, Params, Task, first_design
 
 
 def _fp8_scale(p: Params, **change: Any) -> float:
@@ -28,18 +28,58 @@ def _peak(p: Params, **kw: Any) -> float:
     return gpu(p["gpu"]).peak_flops(p["dtype"], **kw)
 
 
-def _bits(p: Params) -> float:
-    from ..core.scaling import block_format
+def _hidden_problem(p: Params, h: int) -> str:
+    """'' when an FP8 Linear layer of h x h weights is aligned for Tensor Cores, math-bound
+    on ``tokens`` tokens, within the time budget and within the weight-memory budget."""
+    from ..core.dtypes import dtype
+    from ..core.gemm import gemm
 
-    return block_format(p["format"]).bits_per_element
+    d = dtype(p["dtype"])
+    multiple = 16 // d.bytes_per_element  # 16-byte alignment of the rows
+    if h % multiple:
+        return (
+            f"{h} is not a multiple of {multiple}: one-byte FP8 needs dimensions in multiples "
+            "of 16 elements (16 bytes) for the Tensor Core kernels."
+        )
+    weight_bytes = h * h * d.bytes_per_element
+    if weight_bytes > p["weight_budget_bytes"]:
+        return (
+            f"h = {h} needs {weight_bytes / 2**20:.0f} MiB of FP8 weights, over the "
+            f"{p['weight_budget_bytes'] / 2**20:.0f} MiB budget; take a smaller h."
+        )
+    g = gemm(p["tokens"], h, h, dtype=p["dtype"], gpu=p["gpu"])
+    if g.limiter != "math":
+        return (
+            f"at h = {h} the GEMM is {g.limiter}-bound (intensity "
+            f"{g.arithmetic_intensity:.0f} < ops:byte {g.ops_per_byte:.0f}): too small to "
+            "use FP8's math rate; take a larger h."
+        )
+    if g.predicted_time_s > p["budget_s"]:
+        return (
+            f"at h = {h} the model predicts {g.predicted_time_s * 1e6:.0f} us, over the "
+            f"{p['budget_s'] * 1e6:.0f} us budget; take a smaller h."
+        )
+    return ""
+
+
+def _largest_hidden(p: Params) -> int:
+    return first_design(_hidden_problem, p, range(1 << 14, 0, -16), "hidden size")
+
+
+def _bubble_s(p: Params) -> float:
+    return p["compute_s"] * (p["stages"] - 1) / p["micro_batches"]
+
+
+def _bigger_loss(p: Params) -> str:
+    """The larger of the two idle times of a step: the 1F1B bubble ((p - 1) micro-batch
+    slots of compute_s / m each) and the non-overlapped gradient all-reduce."""
+    return "pipeline bubble" if _bubble_s(p) >= _allreduce(p) else "all-reduce"
 
 
 def _allreduce(p: Params) -> float:
     from ..core.scaleout import allreduce_time
 
-    return float(
-        allreduce_time(p["size_bytes"], p["ranks"], bandwidth_bytes_per_s=p["bandwidth"])
-    )
+    return float(allreduce_time(p["size_bytes"], p["ranks"], bandwidth_bytes_per_s=p["bandwidth"]))
 
 
 TASKS = [
@@ -70,29 +110,6 @@ TASKS = [
             ),
         ),
         hint="scale = 448 / amax: after multiplying, the largest magnitude lands on 448.",
-    ),
-    Task(
-        id="12.nvfp4_bits",
-        question="bits per element of NVFP4, counting each element's share of its block scale",
-        kind="number",
-        unit="bits",
-        params={"format": "nvfp4"},
-        expected=_bits,
-        rel_tol=1e-6,
-        mistakes=(
-            Mistake("element only", lambda p: 4.0, "the 8-bit block scale is stored too."),
-            Mistake(
-                "MX block size",
-                lambda p: 4.25,
-                "4.25 is MXFP4 (one 8-bit scale per 32 elements); NVFP4 has one per 16.",
-            ),
-            Mistake(
-                "whole scale per element",
-                lambda p: 12.0,
-                "the scale is shared by the 16 elements of a block: 8 / 16 bits each.",
-            ),
-        ),
-        hint="4-bit elements plus an 8-bit E4M3 scale shared by 16 of them.",
     ),
     Task(
         id="12.mfu",
@@ -171,19 +188,59 @@ TASKS = [
         hint="time = 2 (n - 1) / n x S / B with B the one-way link bandwidth.",
     ),
     Task(
-        id="12.fp8_alignment",
-        question="is a Linear layer with 4100 input features ready for FP8 Tensor Cores",
-        kind="choice",
-        choices=("yes", "no"),
-        params={"features": 4100},
-        expected=lambda p: "yes" if p["features"] % 16 == 0 else "no",
+        id="12.fp8_hidden",
+        question="hidden size h of an FP8 h x h Linear layer meeting alignment, math-bound, "
+        "time and weight budgets",
+        kind="design",
+        params={
+            "tokens": 8192,
+            "dtype": "fp8_e4m3",
+            "gpu": "H100-SXM",
+            "budget_s": 200e-6,
+            "weight_budget_bytes": 16 * 2**20,
+        },
+        expected=_largest_hidden,
+        validate=_hidden_problem,
         mistakes=(
             Mistake(
                 "FP16 rule",
-                lambda p: "yes" if p["features"] % 4 == 0 else "no",
-                "the rule is 16 bytes, not 8 elements: one-byte FP8 needs multiples of 16.",
+                lambda p: 4100,
+                "4100 is a multiple of 4 but not of 16: the FP16 habit of 8 elements is 16 "
+                "bytes; one-byte FP8 needs multiples of 16 elements.",
             ),
         ),
-        hint="16 bytes of one-byte elements: is 4100 a multiple of 16?",
+        hint="try multiples of 16 with gemm(tokens, h, h, dtype='fp8_e4m3'): read limiter "
+        "and predicted_time_s, and count h*h bytes of weights.",
+    ),
+    Task(
+        id="12.step_loss",
+        question="which costs the step more: the pipeline bubble or the exposed all-reduce",
+        kind="choice",
+        choices=("pipeline bubble", "all-reduce"),
+        params={
+            "compute_s": 1.2,
+            "stages": 8,
+            "micro_batches": 8,
+            "size_bytes": 14e9,
+            "ranks": 8,
+            "bandwidth": 450e9,
+        },
+        expected=_bigger_loss,
+        mistakes=(
+            Mistake(
+                "blamed the network",
+                lambda p: "all-reduce" if _bigger_loss(p) == "pipeline bubble" else _bigger_loss(p),
+                "the all-reduce is about 2 (n - 1) / n x S / B, a fraction of a second at "
+                "NVLink speed, while 8 stages with only 8 micro-batches idle (p - 1) / m of "
+                "the compute time: more micro-batches shrink the bubble.",
+            ),
+            Mistake(
+                "blamed the pipeline",
+                lambda p: "pipeline bubble" if _bigger_loss(p) == "all-reduce" else _bigger_loss(p),
+                "with this many micro-batches the bubble is small; the gradient all-reduce "
+                "takes longer: overlap it with the backward pass.",
+            ),
+        ),
+        hint="bubble = compute x (p - 1) / m; all-reduce = 2 (n - 1) / n x S / B.",
     ),
 ]
