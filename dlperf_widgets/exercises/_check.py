@@ -26,7 +26,7 @@ from ..core.results import ResultMixin, format_quantity
 
 __all__ = ["KINDS", "STATUSES", "CheckResult", "Mistake", "Task"]
 
-KINDS = ("number", "integer", "choice")
+KINDS = ("number", "integer", "choice", "design")
 STATUSES = ("correct", "wrong", "unanswered", "invalid")
 
 Params = Mapping[str, Any]
@@ -71,8 +71,10 @@ class Mistake:
 class Task:
     """One exercise question whose answer the core computes from ``params``.
 
-    ``kind``: 'number' (compared with ``rel_tol``), 'integer' (exact) or 'choice' (one of
-    ``choices``, case-insensitive). ``unit`` names the unit the answer is asked in.
+    ``kind``: 'number' (compared with ``rel_tol``), 'integer' (exact), 'choice' (one of
+    ``choices``, case-insensitive) or 'design' (a whole number the learner chooses, accepted
+    when ``validate(params, answer)`` returns ``(True, note)``; any valid design passes, and
+    ``expected`` returns one of them). ``unit`` names the unit the answer is asked in.
     """
 
     id: str
@@ -86,6 +88,7 @@ class Task:
     mistakes: tuple[Mistake, ...] = ()
     hint: str = ""
     explain: Callable[[Params], str] | None = None
+    validate: Callable[[Params, int], tuple[bool, str]] | None = None
 
     def expected_answer(self, **params: Any) -> Any:
         """The right answer for these parameters (the task's defaults where not given)."""
@@ -255,7 +258,7 @@ def _matches(task: Task, answer: Any, value: Any) -> bool:
         return False
     if task.kind == "choice":
         return _normalise_choice(answer) == _normalise_choice(value)
-    if task.kind == "integer":
+    if task.kind in ("integer", "design"):
         return int(answer) == round(float(value))
     return math.isclose(float(answer), float(value), rel_tol=task.rel_tol, abs_tol=0.0)
 
@@ -296,6 +299,28 @@ def _time_limit(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _cannot_check(task: Task, exc: Exception, answer: Any) -> CheckResult:
+    """The 'invalid' result for parameters the core rejects, with its reason in one line."""
+    reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+    return CheckResult(
+        task.id,
+        "invalid",
+        f"{task.id} cannot be checked with these parameters: {reason.rstrip('.')}.",
+        answer=answer,
+    )
+
+
+def _slips(task: Task, params: Params) -> Iterator[tuple[Mistake, list[Any]]]:
+    """Each listed mistake with the answers it produces for ``params`` (skipping mistakes
+    that do not apply to them)."""
+    for mistake in task.mistakes:
+        try:
+            slipped = mistake.value(params)
+        except Exception:  # a mistake that does not apply to these parameters
+            continue
+        yield mistake, list(slipped) if isinstance(slipped, (list, tuple)) else [slipped]
 
 
 def evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckResult:
@@ -340,7 +365,7 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
     try:
         if task.kind == "choice":
             given: Any = _as_choice(answer, task.choices)
-        elif task.kind == "integer":
+        elif task.kind in ("integer", "design"):
             given = _as_integer(answer, task.unit)
         else:
             given = _as_number(answer, task.unit)
@@ -348,27 +373,18 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
         return CheckResult(task.id, "invalid", f"{exc}.", answer=answer)
 
     params = {**task.params, **overrides}
+    if task.kind == "design":
+        return _evaluate_design(task, given, params, answer)
     try:
         expected = task.expected(params)
     except (ValueError, TypeError, KeyError, ArithmeticError) as exc:  # InvalidParameter too
-        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
-        return CheckResult(
-            task.id,
-            "invalid",
-            f"{task.id} cannot be checked with these parameters: {reason.rstrip('.')}.",
-            answer=answer,
-        )
+        return _cannot_check(task, exc, answer)
     if _matches(task, given, expected):
         note = task.explain(params) if task.explain else ""
         msg = f"correct ({_show(task, expected)})." + (f" {note}" if note else "")
         return CheckResult(task.id, "correct", msg, answer=answer)
 
-    for mistake in task.mistakes:
-        try:
-            slipped = mistake.value(params)
-        except Exception:  # a mistake that does not apply to these parameters
-            continue
-        candidates = slipped if isinstance(slipped, (list, tuple)) else [slipped]
+    for mistake, candidates in _slips(task, params):
         for value in candidates:
             if not _matches(task, value, expected) and _matches(task, given, value):
                 return CheckResult(task.id, "wrong", "not right yet.", mistake.hint, answer)
@@ -380,3 +396,20 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
         direction = "too large" if float(given) > float(expected) else "too small"
         return CheckResult(task.id, "wrong", f"not right yet: {direction}.", task.hint, answer)
     return CheckResult(task.id, "wrong", "not right yet.", task.hint, answer)
+
+
+def _evaluate_design(task: Task, given: int, params: Params, answer: Any) -> CheckResult:
+    """A design is right when the task's validator, which asks the core, accepts it; a wrong
+    one gets the hint of the listed mistake it matches, else the validator's reason."""
+    if task.validate is None:
+        raise TypeError(f"design task {task.id} has no validator")
+    try:
+        ok, note = task.validate(params, given)
+    except (ValueError, TypeError, KeyError, ArithmeticError) as exc:  # InvalidParameter too
+        return _cannot_check(task, exc, answer)
+    if ok:
+        return CheckResult(task.id, "correct", f"correct: {note}", answer=answer)
+    for mistake, candidates in _slips(task, params):
+        if any(_matches(task, given, v) for v in candidates):
+            return CheckResult(task.id, "wrong", "not right yet.", mistake.hint, answer)
+    return CheckResult(task.id, "wrong", "not right yet.", note or task.hint, answer)
