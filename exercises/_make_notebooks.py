@@ -79,41 +79,86 @@ def nb01():  # type: ignore[no-untyped-def]
     return [
         md(
             "# Exercises 1: GEMM cost and arithmetic intensity\n\n"
-            "Goes with `notebooks/01_gemm_and_intensity.ipynb`. You will count the work and "
-            "the traffic of one matrix multiplication, derive a GPU's peak from its spec "
-            "sheet, and predict how long the data alone takes to move."
+            "Goes with `notebooks/01_gemm_and_intensity.ipynb`. You will size a GEMM so it "
+            "crosses the ridge within a memory budget, predict how its time scales before "
+            "timing it on this machine, and predict how long its data alone takes to move."
         ),
         md(HOW),
-        setup(SETUP + "from dlperf_widgets import gemm, gpu\n\nM, N, K = 8192, 128, 8192"),
-        md(
-            "## Task 1: count the FLOPs\n\n"
-            "`C = A·B` with A of shape M×K and B of shape K×N, with M = 8192, N = 128, "
-            "K = 8192 (set above). How many floating-point operations does it take?"
+        setup(
+            SETUP + "import math\n\n"
+            "import numpy as np\n\n"
+            "from dlperf_widgets import gemm, gpu\n"
+            "from dlperf_widgets.core.gemm import arithmetic_intensity, gemm_bytes\n"
+            "from dlperf_widgets.live.timing import time_gemm\n\n"
+            "M, N, K = 8192, 128, 8192"
         ),
-        answer("flops", "FLOPs of the GEMM", "flops", "flops = 2 * M * N * K"),
-        test("01.flops", "flops"),
         md(
-            "## Task 2: count the bytes\n\n"
-            "In FP16, how many bytes cross DRAM if A and B are each read once and C is "
-            "written once (beta = 0, so the old C is never read)?"
+            "## Task 1 (design): a batch that crosses the ridge\n\n"
+            "A layer multiplies an 8192×8192 FP16 weight matrix A (M = K = 8192) by a batch B "
+            "of N columns on an A100. Choose N so that the GEMM is math-bound by the "
+            "guide's test (its arithmetic intensity above the GPU's ops:byte ratio, "
+            "`gpu('A100').ops_per_byte('fp16')`) **and** A, B and C together take at most "
+            "200 MB (200e6 bytes). Many values of N work; the check accepts any of them and "
+            "tells you which constraint a wrong one breaks. `arithmetic_intensity(m, n, k, "
+            "'fp16')` and `gemm_bytes(m, n, k, 2)` compute the two sides for you."
         ),
-        answer("bytes", "bytes moved", "nbytes", "nbytes = (M * K + K * N + M * N) * 2"),
-        test("01.bytes", "nbytes"),
-        md("## Task 3: arithmetic intensity\n\nHow many FLOPs does the GEMM do per byte it moves?"),
-        answer("intensity", "FLOP per byte", "intensity", "intensity = flops / nbytes"),
-        test("01.intensity", "intensity"),
-        md(
-            "## Task 4: a peak from first principles\n\n"
-            "An A100 has 108 SMs clocked at 1410 MHz, and each SM's Tensor Cores complete "
-            "1024 FP16 multiply-adds per clock. What is its dense FP16 peak in FLOP/s? "
-            "(`gpu('A100')` shows the spec card if you want to read the figures yourself.)"
+        answer(
+            "ridge_batch",
+            "your batch N",
+            "batch_n",
+            "ratio = gpu('A100').ops_per_byte('fp16')\n"
+            "n = np.arange(1, 4097)\n"
+            "ok = (arithmetic_intensity(8192, n, 8192, 'fp16') > ratio) & "
+            "(gemm_bytes(8192, n, 8192, 2) <= 200e6)\n"
+            "print('valid N from', n[ok].min(), 'to', n[ok].max())\n"
+            "batch_n = 256",
         ),
-        answer("peak", "peak FP16 FLOP/s", "peak", "peak = 108 * 1410e6 * 1024 * 2"),
-        test("01.peak", "peak"),
+        test("01.ridge_batch", "batch_n", points=2),
         md(
-            "## Task 5: predict, then look\n\n"
-            "On a V100 (900 GB/s of DRAM bandwidth), how many seconds does the GEMM of "
-            "Task 1 need just to move its bytes? Predict it, check it, then run the cell "
+            "## Task 2 (estimate, then measure): how does the time scale?\n\n"
+            "Before timing anything: a 512×512×512 GEMM against a 256×256×256 one, both in "
+            "FP32. If both ran at the same FLOP rate, how many times longer would the large "
+            "one take? Commit to a number, check it, then run the cell after the check: it "
+            "times both GEMMs on this machine (a CPU if there is no GPU; a few milliseconds)."
+        ),
+        answer(
+            "predict_ratio",
+            "time(512³) / time(256³), predicted",
+            "ratio",
+            "ratio = (2 * 512**3) / (2 * 256**3)",
+        ),
+        test("01.predict_ratio", "ratio"),
+        code(
+            "try:  # needs PyTorch; no check depends on what it measures\n"
+            "    small = time_gemm(256, 256, 256, dtype='fp32', repeats=5, warmup=2)\n"
+            "    large = time_gemm(512, 512, 512, dtype='fp32', repeats=5, warmup=2)\n"
+            "    print(f'measured on {small.device}: 256³ {small.measured_time_s * 1e6:.0f} us, '\n"
+            "          f'512³ {large.measured_time_s * 1e6:.0f} us, '\n"
+            "          f'ratio {large.measured_time_s / small.measured_time_s:.1f} (measured)')\n"
+            "except ImportError as exc:\n"
+            "    print(exc)"
+        ),
+        md(
+            "## Task 3 (explain the gap)\n\n"
+            "Your measured ratio will rarely equal the prediction. On most machines it comes "
+            "out below it: the small GEMM is slower than its share of FLOPs says. Which cost "
+            "stays the same whatever the GEMM's size, and so weighs more on the small one: "
+            "`'fixed cost per call'`, `'FLOPs'` or `'bytes'`? (If your ratio came out above "
+            "the prediction, the large GEMM probably left the CPU's caches: bytes that the "
+            "small one found close by had to come from memory.)"
+        ),
+        answer(
+            "gap_reason",
+            "'fixed cost per call', 'FLOPs' or 'bytes'",
+            "reason",
+            'reason = "fixed cost per call"',
+        ),
+        test("01.gap_reason", "reason"),
+        md(
+            "## Task 4: predict, then look\n\n"
+            "On a V100 (900 GB/s of DRAM bandwidth), how many seconds does the FP16 GEMM "
+            "with M = 8192, N = 128, K = 8192 (set above) need just to move its bytes, A and "
+            "B read once and C written once? Predict it, check it, then run the cell "
             "after the check to see the model's full picture of the same GEMM: is the "
             "memory time or the math time the longer one? (For this shape the model may "
             "split K across more thread blocks, which adds a little traffic for the partial "
@@ -123,12 +168,12 @@ def nb01():  # type: ignore[no-untyped-def]
             "memory_time",
             "seconds to move the bytes",
             "memory_time",
-            "memory_time = nbytes / 900e9",
+            "memory_time = (M * K + K * N + M * N) * 2 / 900e9",
         ),
         test("01.memory_time", "memory_time"),
         code('gemm(M, N, K, dtype="fp16", gpu="V100")'),
         md(
-            "## Task 6 (open): why is this GEMM so much less intense than a square one?\n\n"
+            "## Task 5 (open): why is this GEMM so much less intense than a square one?\n\n"
             "The 8192×8192×8192 GEMM reaches about 2730 FLOP/B, this one only about 124. "
             "Explain where the difference comes from, in two or three sentences."
         ),
@@ -153,8 +198,11 @@ def nb02():  # type: ignore[no-untyped-def]
         ),
         md(HOW),
         setup(
-            SETUP
-            + "from dlperf_widgets import gemm, gpu\nfrom dlperf_widgets.core.gemm import gemm_sweep"
+            SETUP + "import math\n\n"
+            "import numpy as np\n\n"
+            "from dlperf_widgets import gemm, gpu\n"
+            "from dlperf_widgets.core.gemm import gemm_sweep\n"
+            "from dlperf_widgets.live.traces import measured_gemms"
         ),
         md(
             "## Task 1: the GPU's ops:byte ratio\n\n"
@@ -217,20 +265,61 @@ def nb02():  # type: ignore[no-untyped-def]
             "math_batch",
             "smallest math-bound batch size",
             "math_batch",
-            "import math\n"
             "ratio = gpu('V100').ops_per_byte('fp16')\n"
             "# 2·M·N·K / (2·(M·K + K·N + M·N)) > ratio, solved for N:\n"
             "math_batch = math.floor(ratio * 4096 * 1024 / (4096 * 1024 - ratio * (4096 + 1024))) + 1",
         ),
         test("02.math_batch", "math_batch"),
         code(
-            "import numpy as np\n\n"
             "batches = np.arange(1, 1025)\n"
             "sweep = gemm_sweep(4096, batches, 1024, dtype='fp16', gpu='V100')\n"
             "print('first math-bound batch size:', batches[np.argmax(sweep.limiter == 'math')])"
         ),
         md(
-            "## Task 7 (open): FLOPs versus runtime in a transformer\n\n"
+            "## Task 7 (debug): a published measurement\n\n"
+            "The kit ships the XLA team's published matmul timings on an H100 SXM. The cell "
+            "below pulls one of them out of `measured_gemms('H100-SXM', 'bf16')`: a "
+            "256×4096×4096 BF16 GEMM (say 256 tokens through a 4096×4096 weight). It reaches "
+            "well under half of the BF16 peak. What limits it: `'math'`, `'memory'` or "
+            "`'latency'`? Use `gemm(...)` for its intensity and the GPU's ops:byte ratio."
+        ),
+        code(
+            "t = measured_gemms('H100-SXM', 'bf16')\n"
+            "row = (t['m'] == 256) & (t['n'] == 4096) & (t['k'] == 4096) & (t['batch'] == 1)\n"
+            "measured = float(np.median(t['measured_time_s'][row]))\n"
+            "rate = 2 * 256 * 4096 * 4096 / measured\n"
+            "print(f'measured (XLA table, H100 SXM): {measured * 1e6:.1f} us, '\n"
+            "      f'{rate / 1e12:.0f} TFLOP/s = '\n"
+            "      f\"{rate / gpu('H100-SXM').peak_flops('bf16'):.0%} of the BF16 peak\")"
+        ),
+        answer(
+            "trace_limiter",
+            "'math', 'memory' or 'latency'",
+            "measured_limiter",
+            "r = gemm(256, 4096, 4096, dtype='bf16', gpu='H100-SXM')\n"
+            "print(r.arithmetic_intensity, r.ops_per_byte)  # below the ratio\n"
+            'measured_limiter = "memory"',
+        ),
+        test("02.trace_limiter", "measured_limiter"),
+        md(
+            "## Task 8 (debug): which fix?\n\n"
+            "Three proposals to get more useful FLOP/s out of the same work: "
+            "`'more rows per call'` (send 4× the tokens through the weight at once), "
+            "`'pad to a multiple of 64'` (pad every dimension) or `'tf32'` (run it in TF32). "
+            "Which one helps most? Decide from the limiter, then confirm with `gemm(...)`."
+        ),
+        answer(
+            "trace_fix",
+            "'more rows per call', 'pad to a multiple of 64' or 'tf32'",
+            "fix",
+            "now = gemm(256, 4096, 4096, dtype='bf16', gpu='H100-SXM')\n"
+            "batched = gemm(1024, 4096, 4096, dtype='bf16', gpu='H100-SXM')\n"
+            "print(now.predicted_flops_per_s / 1e12, batched.predicted_flops_per_s / 1e12)\n"
+            'fix = "more rows per call"',
+        ),
+        test("02.trace_fix", "fix"),
+        md(
+            "## Task 9 (open): FLOPs versus runtime in a transformer\n\n"
             "Profiles of transformer training show tensor contractions doing about 99.8 % of "
             "the FLOPs but taking only about 61 % of the runtime; normalizations and "
             "element-wise operations take most of the rest. Explain why, with the vocabulary "
@@ -259,8 +348,9 @@ def nb03():  # type: ignore[no-untyped-def]
         ),
         md(HOW),
         setup(
-            SETUP
-            + "from dlperf_widgets import gemm\nfrom dlperf_widgets.core.tiles import tile_wave"
+            SETUP + "import math\n\n"
+            "from dlperf_widgets import gemm\n"
+            "from dlperf_widgets.core.tiles import tile_wave"
         ),
         md(
             "## Task 1: count the tiles\n\n"
@@ -271,7 +361,7 @@ def nb03():  # type: ignore[no-untyped-def]
             "tiles",
             "number of tiles",
             "tiles",
-            "import math\ntiles = math.ceil(3000 / 256) * math.ceil(2000 / 128)",
+            "tiles = math.ceil(3000 / 256) * math.ceil(2000 / 128)",
         ),
         test("03.tiles", "tiles"),
         md(
@@ -319,15 +409,50 @@ def nb03():  # type: ignore[no-untyped-def]
             "          f'predicted {r.predicted_time_s * 1e6:.0f} us')"
         ),
         md(
-            "## Task 5: toast\n\n"
-            "Five slices of bread, a pan that holds two, one minute per side. What is the "
-            "shortest time, in minutes, to toast every slice on both sides?"
+            "## Task 5 (design): grow the layer without wasting a wave\n\n"
+            "The layer of Task 3 (M = 3072, 256×128 tiles, A100) has to grow past N = 1152: "
+            "it needs at least 1280 outputs, and at most 4096. Choose an N, a multiple of "
+            "128, whose tiles fill the waves to at least 90 % (tiles ÷ (waves × 108) >= 0.9). "
+            "Several values work; the check accepts any of them."
         ),
-        answer("toast", "minutes", "toast_minutes", "toast_minutes = math.ceil(5 * 2 / 2) * 1.0"),
-        test("03.toast", "toast_minutes"),
+        answer(
+            "wave_design",
+            "your N",
+            "wave_n",
+            "for n in range(1280, 4097, 128):\n"
+            "    tw = tile_wave(3072, n, tile='256x128', sms=108)\n"
+            "    if tw.wave_efficiency >= 0.9:\n"
+            "        print(n, tw.tiles, tw.waves, f'{tw.wave_efficiency:.0%}')\n"
+            "wave_n = 2304",
+        ),
+        test("03.wave_design", "wave_n", points=2),
         md(
-            "## Task 6 (open): what do toast and waves have in common?\n\n"
-            "Explain the link between the toast puzzle and wave quantization, and what a GEMM "
+            "## Task 6 (debug): a profile with a lonely second wave\n\n"
+            "A profile of the 3072×1280×8192 FP16 GEMM on the A100 shows the kernel below: "
+            "256×128 tiles, two waves, the second one mostly idle. You may change one thing: "
+            "`'smaller tiles'` (128×128), `'pad k'` (to a multiple of 64) or `'tf32'`. Which "
+            "one shortens it most? Reason from the waves, then confirm with `gemm(..., "
+            "tile=...)`."
+        ),
+        code(
+            "tw = tile_wave(3072, 1280, tile='256x128', sms=108)\n"
+            "print(f'{tw.tiles} tiles, {tw.waves} waves, {tw.wave_efficiency:.0%} of the slots busy')"
+        ),
+        answer(
+            "profile_fix",
+            "'smaller tiles', 'pad k' or 'tf32'",
+            "fix",
+            "for tile in ('256x128', '128x128'):\n"
+            "    r = gemm(3072, 1280, 8192, dtype='fp16', gpu='A100', tile=tile)\n"
+            "    print(tile, r.tiles, r.waves, f'{r.predicted_time_s * 1e6:.0f} us')\n"
+            'fix = "smaller tiles"',
+        ),
+        test("03.profile_fix", "fix"),
+        md(
+            "## Task 7 (open): what do toast and waves have in common?\n\n"
+            "Five slices of bread, a pan that holds two, one minute per side: the shortest "
+            "schedule takes 5 minutes, not 6 (notebook 00). Explain the link between the "
+            "toast puzzle and wave quantization, and what a GEMM "
             "has in place of 'treat each side as a unit of work'."
         ),
         open_answer(
@@ -352,31 +477,33 @@ def nb04():  # type: ignore[no-untyped-def]
             "Cores like, how to pad, and when padding is worth it."
         ),
         md(HOW),
-        setup(SETUP + "from dlperf_widgets import gemm"),
-        md(
-            "## Task 1: the 16-byte rule\n\n"
-            "Tensor Cores read their operands best in 16-byte pieces. A GEMM dimension in "
-            "FP16 should therefore be a multiple of how many elements?"
+        setup(
+            SETUP + "import numpy as np\n\n"
+            "from dlperf_widgets import gemm, gpu\n"
+            "from dlperf_widgets.core.alignment import next_multiple\n"
+            "from dlperf_widgets.live.traces import measured_gemms"
         ),
-        answer("multiple", "elements", "multiple", "multiple = 16 // 2"),
-        test("04.multiple", "multiple"),
         md(
-            "## Task 2: pad the vocabulary\n\n"
-            "A language model's output layer has a vocabulary of 33708 words and runs in "
-            "FP16. What is the smallest vocabulary size, at least 33708, that meets the rule "
-            "of Task 1?"
+            "## Task 1 (design): pad the vocabulary within a budget\n\n"
+            "A language model's output layer maps a hidden size of 1024 to a vocabulary of "
+            "33708 words, for 8192 tokens at a time, in FP16 on an A100 (as a GEMM: M = 8192 "
+            "tokens, N = vocabulary, K = 1024). Pad the vocabulary: choose a size that holds "
+            "every word, keeps the layer's weights (size × 1024 × 2 bytes) within 69.5 MB "
+            "(69.5e6 bytes), and whose predicted time is within 1 % of the fastest size that "
+            "fits. Tensor Cores read operands in 16-byte pieces. Any such size passes."
         ),
-        answer("pad_vocab", "padded vocabulary size", "vocab", "vocab = -(-33708 // 8) * 8"),
-        test("04.pad_vocab", "vocab"),
-        md(
-            "## Task 3: the A100 multiple\n\n"
-            "On an A100, the requirements table lists a larger multiple that runs FP16 "
-            "GEMMs most efficiently (128 bytes). How many FP16 elements is that?"
+        answer(
+            "vocab_design",
+            "your padded vocabulary size",
+            "vocab",
+            "unpadded = gemm(8192, 33708, 1024, dtype='fp16', gpu='A100').predicted_time_s\n"
+            "padded = gemm(8192, next_multiple(33708, 8), 1024, dtype='fp16', gpu='A100')\n"
+            "print(f'{unpadded * 1e3:.3f} ms -> {padded.predicted_time_s * 1e3:.3f} ms')\n"
+            "vocab = next_multiple(33708, 8)",
         ),
-        answer("a100_multiple", "elements", "a100_multiple", "a100_multiple = 128 // 2"),
-        test("04.a100_multiple", "a100_multiple"),
+        test("04.vocab_design", "vocab", points=2),
         md(
-            "## Task 4: predict, then look\n\n"
+            "## Task 2: predict, then look\n\n"
             "A 4096×4096 output with K = 4095 versus K = 4096, FP16 on an A100. According "
             "to the model, how many times longer does the K = 4095 GEMM take? Compute it "
             "with `gemm(...)`, then look at the findings the model prints for K = 4095."
@@ -391,13 +518,59 @@ def nb04():  # type: ignore[no-untyped-def]
         test("04.speedup", "speedup"),
         code("for f in gemm(4096, 4096, 4095, dtype='fp16', gpu='A100').findings:\n    print(f)"),
         md(
-            "## Task 5: is it worth it at batch 1?\n\n"
+            "## Task 3: is it worth it at batch 1?\n\n"
             "Same K = 4095 → 4096, but now N = 1 (one sample through a 4095-input layer). "
             "Does padding K shorten the predicted time by 10 % or more? Answer `'yes'` or "
             "`'no'`."
         ),
         answer("helps_batch1", "'yes' or 'no'", "helps", 'helps = "no"'),
         test("04.helps_batch1", "helps"),
+        md(
+            "## Task 4 (debug): a slow published measurement\n\n"
+            "Baidu's DeepBench timed a 40×8457×1760 GEMM with FP16 inputs on a V100 (the "
+            "kit ships the published times; the cell below reads them). It reaches a small "
+            "share of the FP16 peak. Three proposals: `'pad n'` (to a multiple of 8), "
+            "`'batch 8x more rows'` (M = 320: eight requests per call instead of one) or "
+            "`'fp32'`. Which raises the useful FLOP/s most? Find the limiter first."
+        ),
+        code(
+            "t = measured_gemms('V100', 'fp16')\n"
+            "row = (t['m'] == 40) & (t['n'] == 8457) & (t['k'] == 1760)\n"
+            "measured = float(np.median(t['measured_time_s'][row]))\n"
+            "rate = 2 * 40 * 8457 * 1760 / measured\n"
+            "print(f'measured (DeepBench, V100): {measured * 1e6:.0f} us, {rate / 1e12:.1f} '\n"
+            "      f\"TFLOP/s = {rate / gpu('V100').peak_flops('fp16'):.0%} of the FP16 peak\")"
+        ),
+        answer(
+            "trace_fix",
+            "'pad n', 'batch 8x more rows' or 'fp32'",
+            "fix",
+            "r = gemm(40, 8457, 1760, dtype='fp16', gpu='V100', beta=1.0)\n"
+            "print(r.limiter)  # memory: the weights are read for only 40 rows\n"
+            'fix = "batch 8x more rows"',
+        ),
+        test("04.trace_fix", "fix"),
+        md(
+            "## Task 5 (debug): Tensor Cores or not?\n\n"
+            "DeepBench also timed 5128×9124×4096 (FP16 inputs, FP32 math, V100). N = 9124 is "
+            "not a multiple of 8, so the 16-byte rule is broken. Did the GEMM run on Tensor "
+            "Cores? Compare its measured rate (below) with what the V100 can do without "
+            "them (`gpu('V100')` lists the peaks). Answer `'yes'` or `'no'`."
+        ),
+        code(
+            "row = (t['m'] == 5128) & (t['n'] == 9124) & (t['k'] == 4096)\n"
+            "measured = float(np.median(t['measured_time_s'][row]))\n"
+            "print(f'measured (DeepBench, V100): {2 * 5128 * 9124 * 4096 / measured / 1e12:.0f} "
+            "TFLOP/s')"
+        ),
+        answer(
+            "trace_tensor_cores",
+            "'yes' or 'no'",
+            "tensor_cores",
+            "rate = 2 * 5128 * 9124 * 4096 / measured\n"
+            "tensor_cores = 'yes' if rate > gpu('V100').peak_flops('fp32') else 'no'",
+        ),
+        test("04.trace_tensor_cores", "tensor_cores"),
         md(
             "## Task 6 (open): 512 vs 520, 5120 vs 5128\n\n"
             "NVIDIA's guide says choosing 512 instead of 520 matters more than choosing "
@@ -474,7 +647,41 @@ def nb05():  # type: ignore[no-untyped-def]
         answer("depthwise", "'math', 'memory' or 'latency'", "depthwise", 'depthwise = "memory"'),
         test("05.depthwise", "depthwise"),
         md(
-            "## Task 6 (open): batch norm after a convolution\n\n"
+            "## Task 6 (design): size a layer under two budgets\n\n"
+            "A Linear layer with 1024 inputs trains at batch 512 in FP16 on an A100. Choose "
+            "its number of outputs: at least 1024, a multiple of 8, weights (outputs × 1024 × "
+            "2 bytes) of at most 4 MiB (4 × 2**20 bytes), a training step (forward and "
+            "backward: the layer's `predicted_time_s`) of at most 45 us, and every pass "
+            "math-bound. Any width that meets all of it passes."
+        ),
+        answer(
+            "width_design",
+            "your number of outputs",
+            "outputs",
+            "for h in range(1024, 2049, 128):\n"
+            "    lin = layer('linear', batch=512, inputs=1024, outputs=h, dtype='fp16', gpu='A100')\n"
+            "    print(h, f'{lin.predicted_time_s * 1e6:.1f} us', [p.limiter for p in lin.passes])\n"
+            "outputs = 1024",
+        ),
+        test("05.width_design", "outputs", points=2),
+        md(
+            "## Task 7 (design): a batch past the ridge for every pass\n\n"
+            "A 4096→4096 Linear layer in FP16 on an A100. Choose a batch size, a multiple "
+            "of 8, that makes all three of its GEMMs (forward, dgrad, wgrad) math-bound while "
+            "its input and output activations (batch × (4096 + 4096) × 2 bytes) fit in 4 MiB."
+        ),
+        answer(
+            "batch_design",
+            "your batch size",
+            "batch",
+            "for b in range(128, 265, 8):\n"
+            "    lin = layer('linear', batch=b, inputs=4096, outputs=4096, dtype='fp16', gpu='A100')\n"
+            "    print(b, [p.limiter for p in lin.passes])\n"
+            "batch = 256",
+        ),
+        test("05.batch_design", "batch", points=2),
+        md(
+            "## Task 8 (open): batch norm after a convolution\n\n"
             "At inference time, a network has convolution → batch norm → ReLU blocks. Name "
             "two ways to make such a block faster without changing its results, and say why "
             "each helps."
@@ -500,7 +707,10 @@ def nb06():  # type: ignore[no-untyped-def]
             "activations and pooling are paced by bytes, and tiny tensors by latency."
         ),
         md(HOW),
-        setup(SETUP + "from dlperf_widgets.core.memlimited import memory_op"),
+        setup(
+            SETUP + "from dlperf_widgets.core.memlimited import memory_op\n"
+            "from dlperf_widgets.live.timing import time_callable"
+        ),
         md(
             "## Task 1: batch-norm traffic\n\n"
             "A batch-norm forward pass in training over an FP16 activation of shape "
@@ -520,7 +730,9 @@ def nb06():  # type: ignore[no-untyped-def]
         md(
             "## Task 3: predict, then look\n\n"
             "How long does a ReLU forward pass over the same 32×64×56×56 FP16 tensor take "
-            "on an A100 (2039 GB/s)? Then compare with the model's passes below."
+            "on an A100 at its full datasheet bandwidth (2039 GB/s)? Then compare with the "
+            "model's passes below, which add the share of the bandwidth a kernel achieves "
+            "and a fixed cost per kernel."
         ),
         answer(
             "relu_time",
@@ -542,7 +754,52 @@ def nb06():  # type: ignore[no-untyped-def]
         answer("small_limiter", "'math', 'memory' or 'latency'", "small", 'small = "latency"'),
         test("06.small_limiter", "small"),
         md(
-            "## Task 5 (open): why fuse?\n\n"
+            "## Task 5 (estimate, then measure): two sizes of ReLU\n\n"
+            "A ReLU in FP32 over 2**16 elements and over 2**22 elements. Both are "
+            "memory-bound. Predict first: if both stream at the same bandwidth, how many "
+            "times longer does the large one take? Check it, then run the cell after the "
+            "check: it times both on this machine's CPU (without flushing the cache between "
+            "repeats)."
+        ),
+        answer(
+            "predict_ratio",
+            "time(2**22 elements) / time(2**16 elements), predicted",
+            "ratio",
+            "small_op = memory_op('relu', elements=2**16, dtype='fp32', gpu='A100')[0]\n"
+            "large_op = memory_op('relu', elements=2**22, dtype='fp32', gpu='A100')[0]\n"
+            "ratio = large_op.bytes / small_op.bytes",
+        ),
+        test("06.predict_ratio", "ratio"),
+        code(
+            "try:  # needs PyTorch; no check depends on what it measures\n"
+            "    import torch\n\n"
+            "    torch.set_num_threads(1)  # one core: steadier timings on a busy machine\n"
+            "    x_small, x_large = torch.randn(2**16), torch.randn(2**22)\n"
+            "    kw = dict(device='cpu', flush_l2=False, repeats=7, warmup=2)\n"
+            "    t_small = time_callable(lambda: torch.relu(x_small), **kw)\n"
+            "    t_large = time_callable(lambda: torch.relu(x_large), **kw)\n"
+            "    print(f'measured on this CPU: {t_small.measured_time_s * 1e6:.0f} us and '\n"
+            "          f'{t_large.measured_time_s * 1e6:.0f} us, '\n"
+            "          f'ratio {t_large.measured_time_s / t_small.measured_time_s:.0f} (measured)')\n"
+            "except ImportError as exc:\n"
+            "    print(exc)"
+        ),
+        md(
+            "## Task 6 (explain the gap)\n\n"
+            "Your measured ratio will differ from the prediction, and it can land on either "
+            "side. Timed this way, why can it come out **above** the bytes ratio: "
+            "`'cache'`, `'fixed cost per call'` or `'math'`? (And which of the three pulls "
+            "it below? Say it to yourself before checking.)"
+        ),
+        answer(
+            "gap_reason",
+            "'cache', 'fixed cost per call' or 'math'",
+            "reason",
+            'reason = "cache"  # 256 KB stays in the cache between repeats; 16 MB does not',
+        ),
+        test("06.gap_reason", "reason"),
+        md(
+            "## Task 7 (open): why fuse?\n\n"
             "A block computes `y = relu(x * scale + bias)` as three separate kernels. "
             "Estimate how much faster a single fused kernel would be, and explain why."
         ),

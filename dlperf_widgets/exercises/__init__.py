@@ -1,11 +1,11 @@
 """Self-checks for the exercise notebooks.
 
     from dlperf_widgets.exercises import check
-    check("01.flops", flops)        # ✓ correct / ✗ not right yet + a hint / … not answered yet
+    check("02.linear_ai", ai)       # ✓ correct / ✗ not right yet + a hint / … not answered yet
 
 Every task computes its expected answer with the analytical core from the task's parameters
-(``task("01.flops").params``); pass keyword arguments to check a variant, e.g.
-``check("01.flops", answer, m=4096)``. ``check`` never raises on an answer: it returns a
+(``task("02.linear_ai").params``); pass keyword arguments to check a variant, e.g.
+``check("02.linear_ai", answer, batch=1024)``. ``check`` never raises on an answer: it returns a
 :class:`CheckResult` (``.correct``, ``.message``, ``.hint``) that displays in a notebook.
 """
 
@@ -41,7 +41,7 @@ def check(task_id: str, answer: Any = ..., **params: Any) -> CheckResult:
     if not isinstance(task_id, str) or len(task_id) > 100:
         shown = describe(task_id)
         return CheckResult(
-            "?", "invalid", f"the task id must be text such as '01.flops' (got {shown}).", answer=answer
+            "?", "invalid", f"the task id must be text such as '02.linear_ai' (got {shown}).", answer=answer
         )
     try:
         t = task(task_id)

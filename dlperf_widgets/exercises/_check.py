@@ -89,7 +89,7 @@ class Task:
     mistakes: tuple[Mistake, ...] = ()
     hint: str = ""
     explain: Callable[[Params], str] | None = None
-    validate: Callable[[Params, int], str] | None = None
+    validate: Callable[[Params, int], Any] | None = None
 
     def expected_answer(self, **params: Any) -> Any:
         """The right answer for these parameters (the task's defaults where not given)."""
@@ -266,7 +266,7 @@ def _matches(task: Task, answer: Any, value: Any) -> bool:
         return False
     if task.kind == "choice":
         return _normalise_choice(answer) == _normalise_choice(value)
-    if task.kind == "integer":
+    if task.kind in ("integer", "design"):
         return int(answer) == round(float(value))
     return math.isclose(float(answer), float(value), rel_tol=task.rel_tol, abs_tol=0.0)
 
@@ -351,7 +351,7 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
     try:
         if task.kind == "choice":
             given: Any = _as_choice(answer, task.choices)
-        elif task.kind == "integer":
+        elif task.kind in ("integer", "design"):
             given = _as_integer(answer, task.unit)
         elif task.kind == "design":
             given = _as_design(answer, task.unit)
@@ -361,6 +361,8 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
         return CheckResult(task.id, "invalid", f"{exc}.", answer=answer)
 
     params = {**task.params, **overrides}
+    if task.kind == "design":
+        return _evaluate_design(task, given, params, answer)
     try:
         expected = task.expected(params)
     except (ValueError, TypeError, KeyError, ArithmeticError) as exc:  # InvalidParameter too
@@ -404,7 +406,7 @@ def _judge_design(task: Task, given: int, params: dict[str, Any]) -> CheckResult
     if task.validate is None:
         raise TypeError(f"design task {task.id} has no validator")
     try:
-        problem = task.validate(params, given)
+        verdict = task.validate(params, given)
     except (ValueError, TypeError, KeyError, ArithmeticError) as exc:  # InvalidParameter too
         return CheckResult(
             task.id,
@@ -412,6 +414,15 @@ def _judge_design(task: Task, given: int, params: dict[str, Any]) -> CheckResult
             f"the model cannot evaluate the design {given}: {_reason(exc)}.",
             answer=given,
         )
+    # a validator returns '' (valid) or the broken rule, or (valid?, sentence)
+    if isinstance(verdict, tuple):
+        ok, sentence = verdict
+        problem = "" if ok else (sentence or task.hint)
+        if ok and sentence:
+            msg = sentence if sentence.startswith("correct") else f"correct: {sentence}"
+            return CheckResult(task.id, "correct", msg, answer=given)
+    else:
+        problem = verdict
     if not problem:
         note = task.explain(params) if task.explain else ""
         msg = f"correct: {given} is a valid design." + (f" {note}" if note else "")

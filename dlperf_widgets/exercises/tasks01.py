@@ -1,141 +1,158 @@
-"""Tasks of exercises/01_gemm_and_intensity_exercises.ipynb: specs, FLOPs, bytes, intensity."""
+"""Tasks of exercises/01_gemm_and_intensity_exercises.ipynb: a GEMM that crosses the ridge
+under a memory budget, a prediction to test on the learner's own machine, the memory time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import numpy as np
 
 from ..core.dtypes import dtype
 from ..core.gemm import arithmetic_intensity, gemm_bytes, gemm_flops
 from ..core.gpus import gpu
+from ..core.results import format_quantity
 from ._check import Mistake, Params, Task
 
 GEMM = {"m": 8192, "n": 128, "k": 8192, "dtype": "fp16"}
+NO_C = "don't forget C: the M×N result is written to memory once, besides reading A and B."
+
+# -- design: a batch N that crosses the ridge and fits a memory budget ----------------------
+RIDGE = {"m": 8192, "k": 8192, "dtype": "fp16", "gpu": "A100", "budget_bytes": 200e6}
+
+
+def _ridge_ok(p: Params, n: int) -> tuple[bool, str]:
+    """N is valid when the GEMM's intensity (the guide's arithmetic) exceeds the GPU's
+    ops:byte ratio and A, B and C together fit in the byte budget."""
+    if n < 1:
+        return False, f"N must be at least 1 (got {n})."
+    size = dtype(p["dtype"]).bytes_per_element
+    ai = float(arithmetic_intensity(p["m"], n, p["k"], p["dtype"]))
+    ratio = gpu(p["gpu"]).ops_per_byte(p["dtype"])
+    nbytes = float(gemm_bytes(p["m"], n, p["k"], size))
+    if nbytes > p["budget_bytes"]:
+        return False, (
+            f"N = {n} needs {format_quantity(nbytes, 'B')} for A, B and C, over the "
+            f"{format_quantity(p['budget_bytes'], 'B')} budget: B and C grow with N, "
+            "take a smaller N."
+        )
+    if ai <= ratio:
+        return False, (
+            f"at N = {n} the intensity is {ai:.1f} FLOP/B, not above the ops:byte ratio "
+            f"({ratio:.1f}): the GEMM is still on the memory side of the ridge; take a larger N."
+        )
+    return True, (
+        f"N = {n} gives {ai:.1f} FLOP/B (> ops:byte {ratio:.1f}) and needs "
+        f"{format_quantity(nbytes, 'B')}."
+    )
+
+
+def _ridge_n(p: Params) -> int:
+    """The smallest valid N (any valid N passes the check)."""
+    n = np.arange(1, 65537)
+    ai = arithmetic_intensity(p["m"], n, p["k"], p["dtype"])
+    nbytes = gemm_bytes(p["m"], n, p["k"], dtype(p["dtype"]).bytes_per_element)
+    ok = (ai > gpu(p["gpu"]).ops_per_byte(p["dtype"])) & (nbytes <= p["budget_bytes"])
+    if not ok.any():
+        raise ValueError("no N up to 65536 crosses the ridge within the budget")
+    return int(n[np.argmax(ok)])
+
+
+# -- estimation before measurement ----------------------------------------------------------
+SCALE = {"small": 256, "large": 512}
+
+
+def _cube_flops(n: int) -> float:
+    return float(gemm_flops(n, n, n))
+
+
+def _flop_ratio(p: Params) -> float:
+    return _cube_flops(p["large"]) / _cube_flops(p["small"])
 
 
 def _flops(p: Params) -> float:
     return float(gemm_flops(p["m"], p["n"], p["k"]))
 
 
-def _bytes(p: Params, size: float | None = None, c_passes: int = 1) -> float:
-    b = dtype(p["dtype"]).bytes_per_element if size is None else size
+def _bytes(p: Params, c_passes: int = 1) -> float:
+    b = dtype(p["dtype"]).bytes_per_element
     m, n, k = p["m"], p["n"], p["k"]
     ab = float(gemm_bytes(m, n, k, b)) - m * n * b  # A and B only
     return ab + c_passes * m * n * b
 
 
-def _other_sizes(p: Params) -> list[float]:
-    own = dtype(p["dtype"]).bytes_per_element
-    return [s for s in (1, 2, 4, 8) if s != own]
-
-
-def _wrong_size(fn: Callable[[Params, float], float]) -> Mistake:
-    """The answers computed with every element size but the right one."""
-    return Mistake(
-        "wrong dtype size",
-        lambda p: [fn(p, s) for s in _other_sizes(p)],
-        "check the element size: an fp16 or bf16 value is 2 bytes, fp32 and tf32 4, int8 1.",
-    )
-
-
-FORGOT_2 = (
-    "a multiply-add is two floating-point operations (a multiply and an add): "
-    "a GEMM does 2·M·N·K FLOPs."
-)
-BITS = "that looks like bits: divide by 8; sizes here are in bytes (fp16 = 16 bits = 2 bytes)."
-NO_C = "don't forget C: the M×N result is written to memory once, besides reading A and B."
-
 TASKS = [
     Task(
-        id="01.flops",
-        question="FLOPs of the GEMM C = A·B with A: M×K and B: K×N",
-        kind="number",
-        unit="FLOP",
-        params=GEMM,
-        expected=_flops,
-        rel_tol=0.001,
-        mistakes=(
-            Mistake("forgot the factor 2", lambda p: _flops(p) / 2, FORGOT_2),
-            Mistake(
-                "counted outputs",
-                lambda p: p["m"] * p["n"],
-                "that is the number of outputs; each needs K multiply-adds.",
-            ),
+        id="01.ridge_batch",
+        question=(
+            "a batch N for the M×N×K GEMM that is above the GPU's ops:byte ratio and whose "
+            "A, B and C fit in budget_bytes (any such N)"
         ),
-        hint="count the multiply-adds (one per output element per step along K), then FLOPs.",
-    ),
-    Task(
-        id="01.bytes",
-        question="bytes the GEMM moves to and from memory (A and B read once, C written once)",
-        kind="number",
-        unit="B",
-        params=GEMM,
-        expected=lambda p: _bytes(p),
-        rel_tol=0.001,
-        mistakes=(
-            Mistake("ignored writing C", lambda p: _bytes(p, c_passes=0), NO_C),
-            Mistake("bits instead of bytes", lambda p: _bytes(p) * 8, BITS),
-            Mistake(
-                "read C too",
-                lambda p: _bytes(p, c_passes=2),
-                "with beta = 0 the old C is never read: count C once, for the write.",
-            ),
-            _wrong_size(lambda p, s: _bytes(p, size=s)),
-        ),
-        hint="(M·K + K·N + M·N) elements, times the size of one element in bytes.",
-    ),
-    Task(
-        id="01.intensity",
-        question="arithmetic intensity of the GEMM (FLOPs per byte moved)",
-        kind="number",
-        unit="FLOP/B",
-        params=GEMM,
-        expected=lambda p: float(arithmetic_intensity(p["m"], p["n"], p["k"], p["dtype"])),
-        rel_tol=0.002,
+        kind="design",
+        params=RIDGE,
+        expected=_ridge_n,
+        validate=_ridge_ok,
         mistakes=(
             Mistake(
-                "forgot the factor 2 (or 4-byte elements)",
-                lambda p: _flops(p) / 2 / _bytes(p),
-                "half the right value: a multiply-add is two FLOPs, and an fp16 element is "
-                "2 bytes, not 4.",
+                "N equal to the ratio",
+                lambda p: int(np.ceil(gpu(p["gpu"]).ops_per_byte(p["dtype"]))),
+                "the intensity of an M×N×K GEMM is a little below N, because B and C cost "
+                "bytes too: N must clear the ops:byte ratio with some margin.",
             ),
-            Mistake("ignored writing C", lambda p: _flops(p) / _bytes(p, c_passes=0), NO_C),
-            Mistake("bits instead of bytes", lambda p: _flops(p) / (8 * _bytes(p)), BITS),
-            Mistake(
-                "upside down",
-                lambda p: _bytes(p) / _flops(p),
-                "intensity is FLOPs divided by bytes, not bytes by FLOPs.",
-            ),
-            _wrong_size(lambda p, s: _flops(p) / _bytes(p, size=s)),
         ),
-        hint="divide the FLOPs by the bytes of the two previous tasks.",
-        explain=lambda p: "Compare it with the GPU's ops:byte ratio to see what limits it.",
+        hint="write the intensity as a function of N, and the bytes of A, B and C as another.",
     ),
     Task(
-        id="01.peak",
-        question="dense peak FLOP/s from SMs × clock × FMA/clock/SM × 2",
+        id="01.predict_ratio",
+        question=(
+            "predicted time of the large×large×large GEMM divided by the time of the "
+            "small×small×small one, if both run at the same FLOP rate"
+        ),
         kind="number",
-        unit="FLOP/s",
-        params={"gpu": "A100", "dtype": "fp16"},
-        expected=lambda p: gpu(p["gpu"]).peak_flops(p["dtype"]),
+        params=SCALE,
+        expected=_flop_ratio,
         rel_tol=0.01,
         mistakes=(
             Mistake(
-                "forgot the factor 2",
-                lambda p: gpu(p["gpu"]).peak_flops(p["dtype"]) / 2,
-                "the FMA rate counts multiply-adds; each is 2 FLOPs, so multiply by 2.",
+                "linear in the size",
+                lambda p: p["large"] / p["small"],
+                "at the same FLOP rate the time follows the FLOPs, 2·n³: doubling n does "
+                "eight times the work, not twice.",
             ),
             Mistake(
-                "used the sparse peak",
-                lambda p: gpu(p["gpu"]).peak_flops(p["dtype"], sparse=True),
-                "that is the 2:4 sparse rate; the question asks for the dense peak.",
-            ),
-            Mistake(
-                "clock in MHz",
-                lambda p: gpu(p["gpu"]).peak_flops(p["dtype"]) * 1e-6,
-                "the clock must be in cycles per second: 1410 MHz = 1.41e9 per second.",
+                "ratio of the areas",
+                lambda p: (p["large"] / p["small"]) ** 2,
+                "that is the ratio of the outputs' areas; each output element also takes n "
+                "multiply-adds, so the work grows with n³.",
             ),
         ),
-        hint="SMs × clock (Hz) × multiply-adds per clock per SM × 2.",
+        hint="divide the FLOPs of the two GEMMs.",
+    ),
+    Task(
+        id="01.gap_reason",
+        question=(
+            "which cost stays the same whatever the GEMM's size, and so weighs more on the "
+            "small one?"
+        ),
+        kind="choice",
+        choices=("fixed cost per call", "FLOPs", "bytes"),
+        params={},
+        expected=lambda p: "fixed cost per call",
+        mistakes=(
+            Mistake(
+                "FLOPs",
+                lambda p: "FLOPs",
+                "the FLOPs grow with n³: they are what your prediction already counts.",
+            ),
+            Mistake(
+                "bytes",
+                lambda p: "bytes",
+                "the bytes grow with n², so they shrink relative to the FLOPs as n grows, but "
+                "they do not stay the same: look for the cost that does not grow at all.",
+            ),
+        ),
+        explain=lambda p: (
+            "Launching a kernel (or, on a CPU, calling into the library and starting its "
+            "threads) costs the same for any size, so it is a larger share of the small "
+            "GEMM's time and pulls the measured ratio below the FLOP ratio."
+        ),
     ),
     Task(
         id="01.memory_time",
@@ -164,6 +181,6 @@ TASKS = [
                 NO_C,
             ),
         ),
-        hint="bytes (task 01.bytes) ÷ memory bandwidth in bytes per second.",
+        hint="bytes (A, B read once, C written once) ÷ memory bandwidth in bytes per second.",
     ),
 ]

@@ -195,3 +195,91 @@ TASKS = [
         hint="write the intensity as a function of the batch N and solve AI(N) > ops:byte.",
     ),
 ]
+
+
+# -- debugging a published measurement ------------------------------------------------------
+# A row of the XLA matmul table shipped in dlperf_widgets/live/data/xla_h100-sxm.csv (read it
+# with measured_gemms('H100-SXM', 'bf16')): 256 x 4096 x 4096 in BF16 on an H100 SXM.
+MEASURED_ROW = {"m": 256, "n": 4096, "k": 4096, "dtype": "bf16", "gpu": "H100-SXM"}
+
+# The fixes a learner may propose, each as the GEMM it turns the measured one into.
+FIXES = ("more rows per call", "pad to a multiple of 64", "tf32")
+
+
+def _fixed(p: Params, fix: str) -> dict:  # type: ignore[type-arg]
+    q = dict(p)
+    if fix == "more rows per call":  # e.g. 4x the tokens through the same weights
+        q["m"] = 4 * p["m"]
+    elif fix == "pad to a multiple of 64":
+        q.update({d: -(-p[d] // 64) * 64 for d in ("m", "n", "k")})
+    else:
+        q["dtype"] = "tf32"
+    return q
+
+
+def _useful_rate(p: Params, fix: str) -> float:
+    """Predicted FLOP/s of the work the learner wanted done (padding counts as waste)."""
+    q = _fixed(p, fix)
+    useful = float(gemm_flops(q["m"], p["n"], p["k"]))  # rows added by batching are useful
+    if fix == "pad to a multiple of 64":
+        useful = float(gemm_flops(p["m"], p["n"], p["k"]))
+    t = gemm(q["m"], q["n"], q["k"], dtype=q["dtype"], gpu=q["gpu"]).predicted_time_s
+    return useful / t
+
+
+def _best_fix(p: Params) -> str:
+    return max(FIXES, key=lambda f: _useful_rate(p, f))
+
+
+TASKS += [
+    Task(
+        id="02.trace_limiter",
+        question="what limits the measured GEMM: 'math', 'memory' or 'latency'?",
+        kind="choice",
+        choices=("math", "memory", "latency"),
+        params=MEASURED_ROW,
+        expected=_limiter,
+        mistakes=(
+            Mistake(
+                "math",
+                lambda p: "math",
+                "a low share of peak does not make it math-bound: compare its arithmetic "
+                "intensity with the GPU's ops:byte ratio.",
+            ),
+            Mistake(
+                "latency",
+                lambda p: "latency",
+                "latency is the verdict for outputs too small to occupy the GPU; a 256×4096 "
+                "output fills about one wave of tiles. Compare the intensity with ops:byte.",
+            ),
+        ),
+    ),
+    Task(
+        id="02.trace_fix",
+        question=(
+            "which change raises the useful FLOP/s of the measured GEMM the most: "
+            "'more rows per call', 'pad to a multiple of 64' or 'tf32'?"
+        ),
+        kind="choice",
+        choices=FIXES,
+        params=MEASURED_ROW,
+        expected=_best_fix,
+        mistakes=(
+            Mistake(
+                "pad",
+                lambda p: "pad to a multiple of 64",
+                "256 and 4096 are already multiples of 64: padding changes nothing when the "
+                "operands are aligned. The GEMM waits for bytes; what raises the FLOPs per "
+                "byte?",
+            ),
+            Mistake(
+                "tf32",
+                lambda p: "tf32",
+                "TF32 has 4-byte operands and half the BF16 Tensor Core peak: more bytes and "
+                "fewer FLOP/s, the opposite of what a memory-bound GEMM needs.",
+            ),
+        ),
+        hint="reuse each weight for more rows: the intensity of a GEMM grows with its "
+        "smallest dimension.",
+    ),
+]

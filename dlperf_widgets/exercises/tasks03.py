@@ -1,4 +1,5 @@
-"""Tasks of exercises/03_tiles_and_waves_exercises.ipynb: tiles, waves, the toast puzzle."""
+"""Tasks of exercises/03_tiles_and_waves_exercises.ipynb: tiles, waves, a size chosen to fill
+the waves and a profile to debug."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import math
 from ..core.gemm import gemm
 from ..core.gpus import gpu
 from ..core.tiles import parse_tile, tile_wave
-from ..core.toast import toast
 from ._check import Mistake, Params, Task
 
 GRID = {"m": 3000, "n": 2000, "tile": "256x128", "gpu": "A100", "blocks_per_sm": 1}
@@ -139,22 +139,132 @@ TASKS = [
         ),
         hint="count the waves before and after; a wave costs about the same however full it is.",
     ),
+]
+
+
+# -- design: an N whose waves are (nearly) full ---------------------------------------------
+WAVE_DESIGN = {
+    "m": 3072,
+    "tile": "256x128",
+    "gpu": "A100",
+    "blocks_per_sm": 1,
+    "n_min": 1280,
+    "n_max": 4096,
+    "min_efficiency": 0.9,
+}
+
+
+def _wave_ok(p: Params, n: int) -> tuple[bool, str]:
+    _, tn = _tile(p)
+    if not p["n_min"] <= n <= p["n_max"]:
+        return False, f"N must lie between {p['n_min']} and {p['n_max']} (got {n})."
+    if n % tn:
+        return False, (
+            f"N = {n} is not a multiple of the tile width {tn}: its last column of tiles "
+            "is partly empty; round it to a multiple of the tile width."
+        )
+    tw = _tw(p, n=n)
+    if tw.wave_efficiency < p["min_efficiency"]:
+        return False, (
+            f"N = {n} gives {tw.tiles} tiles in {tw.waves} waves of {tw.slots}: only "
+            f"{tw.wave_efficiency:.0%} of the slots work. Aim for a tile count just at or "
+            "below a multiple of the slots."
+        )
+    return True, f"N = {n}: {tw.tiles} tiles in {tw.waves} waves, {tw.wave_efficiency:.0%} full."
+
+
+def _multiples(p: Params) -> range:
+    _, tn = _tile(p)
+    return range(-(-p["n_min"] // tn) * tn, p["n_max"] + 1, tn)
+
+
+def _just_short(p: Params) -> list[int]:
+    """Multiples of the tile width within 5 points below the required wave efficiency."""
+    low = p["min_efficiency"] - 0.05
+    return [n for n in _multiples(p) if low <= _tw(p, n=n).wave_efficiency < p["min_efficiency"]]
+
+
+def _wave_n(p: Params) -> int:
+    for n in _multiples(p):
+        if _wave_ok(p, n)[0]:
+            return n
+    raise ValueError("no multiple of the tile width in the range fills the waves enough")
+
+
+# -- debugging: a profile with a half-empty second wave -------------------------------------
+PROFILE = {"m": 3072, "n": 1280, "k": 8192, "dtype": "fp16", "gpu": "A100", "tile": "256x128"}
+FIXES = ("smaller tiles", "pad k", "tf32")
+
+
+def _fix_time(p: Params, fix: str) -> float:
+    q = dict(p)
+    if fix == "smaller tiles":
+        q["tile"] = "128x128"
+    elif fix == "pad k":
+        q["k"] = -(-p["k"] // 64) * 64
+    else:
+        q["dtype"] = "tf32"
+    return gemm(
+        q["m"], q["n"], q["k"], dtype=q["dtype"], gpu=q["gpu"], tile=q["tile"]
+    ).predicted_time_s
+
+
+def _best_fix(p: Params) -> str:
+    return min(FIXES, key=lambda f: _fix_time(p, f))
+
+
+TASKS += [
     Task(
-        id="03.toast",
-        question="shortest time (minutes) to toast the slices on both sides",
-        kind="number",
-        unit="min",
-        params={"slices": 5, "capacity": 2, "sides": 2, "minutes_per_side": 1.0},
-        expected=lambda p: toast(**p).best_minutes,
-        rel_tol=1e-9,
+        id="03.wave_design",
+        question=(
+            "an N (a multiple of the tile width, n_min to n_max) whose tiles fill the waves "
+            "to at least min_efficiency"
+        ),
+        kind="design",
+        params=WAVE_DESIGN,
+        expected=_wave_n,
+        validate=_wave_ok,
         mistakes=(
             Mistake(
-                "naive schedule",
-                lambda p: toast(**p).naive_minutes,
-                "that is the naive schedule, whole slices at a time: the last pan-load runs "
-                "half empty. Treat each side as one unit of work.",
+                "one column past a full wave",
+                lambda p: p["n_min"],
+                "that is one column of tiles past a full wave: the last wave runs almost "
+                "empty. Grow N until the last wave is (nearly) full too.",
+            ),
+            Mistake(
+                "just short",
+                _just_short,
+                "close, but just short of min_efficiency: move N by a column or two of tiles "
+                "so the tile count sits at or just below a multiple of the slots.",
             ),
         ),
-        hint="count the sides to toast and how many fit in the pan at once.",
+        hint="tiles = 12 rows × N/128 columns; a wave holds 108; look for tile counts at or "
+        "just below 216, 324, 432.",
+    ),
+    Task(
+        id="03.profile_fix",
+        question=(
+            "the profiled GEMM runs 2 waves, the second half empty: which change shortens "
+            "it most, 'smaller tiles', 'pad k' or 'tf32'?"
+        ),
+        kind="choice",
+        choices=FIXES,
+        params=PROFILE,
+        expected=_best_fix,
+        mistakes=(
+            Mistake(
+                "pad k",
+                lambda p: "pad k",
+                "K = 8192 is already a multiple of 64, and K does not change the number of "
+                "tiles: the waves stay as they are.",
+            ),
+            Mistake(
+                "tf32",
+                lambda p: "tf32",
+                "TF32 halves the Tensor Core peak and doubles the bytes: every wave gets "
+                "slower, the empty half stays.",
+            ),
+        ),
+        hint="the waste is in the wave count: what changes how many tiles there are?",
     ),
 ]
