@@ -351,7 +351,7 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
     try:
         if task.kind == "choice":
             given: Any = _as_choice(answer, task.choices)
-        elif task.kind in ("integer", "design"):
+        elif task.kind == "integer":
             given = _as_integer(answer, task.unit)
         elif task.kind == "design":
             given = _as_design(answer, task.unit)
@@ -361,8 +361,6 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
         return CheckResult(task.id, "invalid", f"{exc}.", answer=answer)
 
     params = {**task.params, **overrides}
-    if task.kind == "design":
-        return _evaluate_design(task, given, params, answer)
     try:
         expected = task.expected(params)
     except (ValueError, TypeError, KeyError, ArithmeticError) as exc:  # InvalidParameter too

@@ -60,14 +60,15 @@ def test_ridge_batch_bounds_from_the_closed_form():
     _wrong("01.ridge_batch", lo - 1, "memory side of the ridge")
     _wrong("01.ridge_batch", hi + 1, "budget")
     _wrong("01.ridge_batch", 153, "margin")  # N = ceil(ops:byte): the listed slip
-    _wrong("01.ridge_batch", 0, "at least 1")
+    zero = check("01.ridge_batch", 0)
+    assert zero.status == "invalid" and "positive whole number" in zero.message
 
 
 def test_ridge_batch_follows_its_parameters():
     """A budget below the bytes of A alone leaves no valid N: a sentence, not an exception."""
     assert check("01.ridge_batch", 256, budget_bytes=300e6).correct
     r = check("01.ridge_batch", 256, budget_bytes=1e6)
-    assert r.status == "wrong" and "budget" in r.hint
+    assert r.status == "invalid" and "budget" in r.message
     with pytest.raises(ValueError):
         task("01.ridge_batch").expected_answer(budget_bytes=1e6)
 
