@@ -19,11 +19,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dlperf_widgets import gpu, transformer
+from dlperf_widgets import gemm, gpu, transformer
+from dlperf_widgets.core.calibration import achievable
 from dlperf_widgets.core.memory import training_memory, transformer_activation_bytes
 from dlperf_widgets.core.parallel import zero_model_state_bytes
 from dlperf_widgets.core.sparsity import compressed_weight_fraction, sparse_gemm
 from dlperf_widgets.core.tiles import tile_efficiency
+from dlperf_widgets.live.traces import measured_gemms, model_error_report
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -207,7 +209,142 @@ CLAIMS = [
         lambda: _gpt2_small_mem().activations_bytes / _gpt2_small_mem().model_state_bytes,
         rel=0.1,
     ),
+    # 02: the calibrated model against the ideal roofline and the shipped measurements
+    Claim(
+        "02",
+        "c4a1e004",
+        r"about (\d+) times the roofline's ideal",
+        lambda: (
+            _tiny_h100_measured_s()
+            / gemm(256, 256, 256, dtype="bf16", gpu="H100-SXM").roofline_time_s
+        ),
+        rel=0.1,
+    ),
+    Claim(
+        "02",
+        "c4a1e004",
+        r"\((\d+) % for bf16 on Hopper",
+        lambda: 100 * achievable(gpu("H100-SXM"), "bf16").math_fraction,
+    ),
+    Claim(
+        "02",
+        "c4a1e004",
+        r"fraction of the bandwidth\*\* \((\d+) %\)",
+        lambda: 100 * achievable(gpu("H100-SXM"), "bf16").memory_fraction,
+    ),
+    Claim(
+        "02",
+        "c4a1e004",
+        r"Against all (\d+) published measurements",
+        lambda: model_error_report().overall.count,
+    ),
+    Claim(
+        "02",
+        "c4a1e004",
+        r"error from about (\d+) %",
+        lambda: 100 * model_error_report().overall.roofline_median_error,
+        rel=0.05,
+    ),
+    # 02: the contractions' runtime share with a longer sequence, and on an H100
+    Claim(
+        "02",
+        "d4427baa",
+        r"to about half \((\d+) % either way\)",
+        lambda: (
+            100
+            * _bert_v100_like(seq_len=2048, batch=2).by_class["tensor_contraction"]["runtime_share"]
+        ),
+        rel=0.03,
+    ),
+    Claim(
+        "02",
+        "d4427baa",
+        r"to about half \((\d+) % either way\)",
+        lambda: 100 * _bert_v100_like(gpu="H100").by_class["tensor_contraction"]["runtime_share"],
+        rel=0.03,
+    ),
+    Claim(
+        "02",
+        "d4427baa",
+        r"at about (\d+) % of the datasheet peak on average",
+        lambda: 100 * _contraction_share_of_peak(),
+        rel=0.05,
+    ),
+    Claim(
+        "02",
+        "c9d1e5f3",
+        r"fixed costs are only about (\d+) % of this time",
+        lambda: 100 * _fixed_cost_share_outside_contractions(),
+        rel=0.15,
+    ),
+    # 02: what a V100 sustains in FP16, and its misalignment penalties
+    Claim(
+        "02",
+        "ba57a821",
+        r"\((\d+) % of its Tensor Core peak",
+        lambda: 100 * achievable(gpu("V100"), "fp16").math_fraction,
+    ),
+    Claim(
+        "02",
+        "ba57a821",
+        r"only (\d+) % of its bandwidth",
+        lambda: 100 * achievable(gpu("V100"), "fp16").memory_fraction,
+    ),
+    Claim(
+        "02",
+        "ba57a821",
+        r"runs the math at (\d+) % of the aligned rate",
+        lambda: 100 * gemm(8192, 100, 8192, dtype="fp16", gpu="V100").alignment_efficiency,
+    ),
+    Claim(
+        "02",
+        "ba57a821",
+        r"would halve the rate \((\d+) %\)",
+        lambda: 100 * gemm(8192, 128, 8190, dtype="fp16", gpu="V100").alignment_efficiency,
+    ),
+    # 03: the 110-tile GEMM's steps on an A100
+    Claim(
+        "03",
+        "d3a50003",
+        r"at ([\d.]+) % wave efficiency",
+        lambda: 100 * _gemm_110_tiles().wave_efficiency,
+    ),
+    Claim(
+        "03",
+        "d3a50003",
+        r"so its (\d+) % is the documented default",
+        lambda: 100 * achievable(gpu("A100"), "fp16").math_fraction,
+    ),
 ]
+
+
+def _tiny_h100_measured_s() -> float:
+    meas = measured_gemms(gpu("H100-SXM"), "bf16")
+    tiny = (meas["m"] == 256) & (meas["n"] == 256) & (meas["k"] == 256) & (meas["batch"] == 1)
+    return float(meas["measured_time_s"][tiny][0])
+
+
+def _bert_v100_like(**changes):  # type: ignore[no-untyped-def]
+    kw = dict(layers=24, hidden=1024, heads=16, seq_len=512, batch=8, dtype="fp16", gpu="V100")
+    return transformer(**(kw | changes))
+
+
+def _fixed_cost_share_outside_contractions() -> float:
+    rest = [p for p in _bert_v100().ops if p.op_class != "tensor_contraction"]
+    total = sum(p.predicted_time_s for p in rest)
+    return 1 - sum(p.memory_time_s for p in rest) / total
+
+
+def _contraction_share_of_peak() -> float:
+    net = _bert_v100()
+    ops = [p for p in net.ops if p.op_class == "tensor_contraction"]
+    rate = sum(p.flops for p in ops) / sum(p.predicted_time_s for p in ops)
+    return rate / gpu("V100").peak_flops("fp16")
+
+
+def _gemm_110_tiles():  # type: ignore[no-untyped-def]
+    return gemm(2816, 1280, 8192, dtype="fp16", gpu="A100", tile="256x128")
+
 
 _WORDS = {"two thirds": 2 / 3, "four": 4.0, "Eight": 8.0}
 
@@ -225,9 +362,7 @@ def _digits(text: str) -> int:
     return len(text.split(".")[1]) if "." in text else 0
 
 
-@pytest.mark.parametrize(
-    "claim", CLAIMS, ids=lambda c: f"{c.notebook}-{c.cell}-{c.pattern[:24]}"
-)
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: f"{c.notebook}-{c.cell}-{c.pattern[:24]}")
 def test_prose_number_matches_the_core(claim: Claim):
     """The number the prose states equals the core's value at the digits the prose shows."""
     text = _cell(claim.notebook, claim.cell)
