@@ -19,9 +19,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dlperf_widgets import gemm, gpu, transformer
+from dlperf_widgets import gemm, gpu, layer, transformer
 from dlperf_widgets.core.calibration import achievable
-from dlperf_widgets.core.memory import training_memory, transformer_activation_bytes
+from dlperf_widgets.core.memory import (
+    saved_activation_bytes,
+    training_memory,
+    transformer_activation_bytes,
+)
 from dlperf_widgets.core.parallel import zero_model_state_bytes
 from dlperf_widgets.core.sparsity import compressed_weight_fraction, sparse_gemm
 from dlperf_widgets.core.tiles import tile_efficiency
@@ -73,6 +77,64 @@ def _gpt2_small_mem():  # type: ignore[no-untyped-def]
 def _fp16_ratio(board: str, unit: str | None) -> float:
     g = gpu(board)
     return g.peak_flops("fp16") / g.peak_flops("fp32" if unit is None else "fp16", unit=unit)
+
+
+def _gpt2_small_step(vocab: int = 50257):  # type: ignore[no-untyped-def]
+    """Notebook 09's capstone: GPT-2 small, batch 8 x 1024, mixed precision on an A100."""
+    return transformer(
+        layers=12,
+        hidden=768,
+        heads=12,
+        seq_len=1024,
+        batch=8,
+        vocab=vocab,
+        dtype="fp16",
+        gpu="A100",
+    )
+
+
+def _head_ms(pass_: str, vocab: int = 50257) -> float:
+    (op,) = [
+        p for p in _gpt2_small_step(vocab).ops if p.op == "head.projection" and p.pass_ == pass_
+    ]
+    return op.predicted_time_s * 1e3
+
+
+def _padding_saving() -> float:
+    return 1 - _gpt2_small_step(50264).total_time_s / _gpt2_small_step().total_time_s
+
+
+def _contraction_share() -> float:
+    return _gpt2_small_step().by_class["tensor_contraction"]["runtime_share"]
+
+
+def _fused_bias_relu_gemm():  # type: ignore[no-untyped-def]
+    return layer(
+        "linear",
+        batch=4096,
+        inputs=1024,
+        outputs=4096,
+        dtype="fp16",
+        gpu="A100",
+        training=False,
+        findings=False,
+    ).pass_named("forward")
+
+
+def _around_blocks_mib() -> float:
+    r = saved_activation_bytes(
+        256,
+        2,
+        128,
+        4,
+        layers=2,
+        vocab=1000,
+        attention="eager",
+        precision="fp32",
+        dropout=False,
+        device="cpu",
+    )
+    return (r.stored_bytes - r.blocks_bytes) / 2**20
 
 
 CLAIMS = [
@@ -315,6 +377,87 @@ CLAIMS = [
         r"so its (\d+) % is the documented default",
         lambda: 100 * achievable(gpu("A100"), "fp16").math_fraction,
     ),
+    # 09: the capstone's split, its largest GEMM and what padding the vocabulary saves
+    Claim("09", "f1fb7b6d", r"take only (\d+) % of the time", lambda: 100 * _contraction_share()),
+    Claim(
+        "09",
+        "f1fb7b6d",
+        r"FLOPs, takes about (\d+) %",
+        lambda: 100 * (1 - _contraction_share()),
+        rel=0.05,
+    ),
+    Claim(
+        "09",
+        "74ba1f2c",
+        r"spends about (\d+) % of its time",
+        lambda: 100 * (1 - _contraction_share()),
+        rel=0.05,
+    ),
+    Claim("09", "4ea8b28a", r"\(`dgrad`\), ([\d.]+) ms", lambda: _head_ms("dgrad")),
+    Claim("09", "4ea8b28a", r"twice the ([\d.]+) ms of the forward", lambda: _head_ms("forward")),
+    Claim("09", "4ea8b28a", r"twice the ([\d.]+) ms of the forward", lambda: _head_ms("wgrad")),
+    Claim(
+        "09",
+        "ba729bdb",
+        r"about (\d+) % where it is M or N",
+        lambda: 100 * (1 - achievable(gpu("A100"), "fp16").misaligned_mn_efficiency),
+    ),
+    Claim("09", "e944b633", r"save about (\d+) % of the step", lambda: 100 * _padding_saving()),
+    Claim(
+        "09",
+        "e944b633",
+        r"of the step \(([\d.]+) ms\)",
+        lambda: _gpt2_small_step().total_time_s * 1e3 - _gpt2_small_step(50264).total_time_s * 1e3,
+    ),
+    Claim("09", "e944b633", r"\(([\d.]+) to [\d.]+ ms\)", lambda: _head_ms("dgrad")),
+    Claim("09", "e944b633", r"\([\d.]+ to ([\d.]+) ms\)", lambda: _head_ms("dgrad", 50264)),
+    Claim(
+        "09",
+        "e944b633",
+        r"weight gradient\s+gain about (\d+) % each",
+        lambda: 100 * (1 - _head_ms("forward", 50264) / _head_ms("forward")),
+        rel=0.2,
+    ),
+    Claim(
+        "09",
+        "74ba1f2c",
+        r"saves about\s+(\d+) % of the step",
+        lambda: 100 * _padding_saving(),
+    ),
+    # 09: fusing bias and ReLU into a GEMM, and the model against published measurements
+    Claim(
+        "09",
+        "88aae2f8",
+        r"\((\d+) FLOP/B against",
+        lambda: _fused_bias_relu_gemm().flops / _fused_bias_relu_gemm().bytes,
+    ),
+    Claim(
+        "09",
+        "88aae2f8",
+        r"against the A100's (\d+)\)",
+        lambda: gpu("A100").ops_per_byte("fp16"),
+    ),
+    Claim(
+        "09",
+        "c5217236",
+        r"median error is about (\d+) %",
+        lambda: 100 * model_error_report().overall.model_median_error,
+        rel=0.1,
+    ),
+    # 08: 8-bit Adam's saving, the activations around GPT-2's blocks
+    Claim(
+        "08",
+        "13a56c22",
+        r"8-bit Adam takes (\d+) GiB off",
+        lambda: (
+            (
+                training_memory(7e9).optimizer_bytes
+                - training_memory(7e9, optimizer="adam8bit").optimizer_bytes
+            )
+            / GiB
+        ),
+    ),
+    Claim("08", "a9686484", r"add about ([\d.]+) MiB", _around_blocks_mib, rel=0.05),
 ]
 
 
