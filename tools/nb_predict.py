@@ -1062,7 +1062,10 @@ MOMENTS: tuple[Moment, ...] = (
         "1024 x 8 x 1024 on an A100: what limits it?",
         "lambda: dw.gemm(1024, 8, 1024, dtype='fp16', gpu='A100').limiter",
         choices=MATH_MEMORY_LATENCY,
-        explain="64 blocks for 108 SMs, over in microseconds.",
+        explain=(
+            "The guide's count gives 64 blocks (64 x 64 tiles, K split) for 108 SMs: too "
+            "few to fill the GPU; the kernel is over in a few microseconds."
+        ),
         reveal=("4b467687",),
     ),
     M(
