@@ -487,6 +487,251 @@ def _contraction_share_of_peak() -> float:
 
 def _gemm_110_tiles():  # type: ignore[no-untyped-def]
     return gemm(2816, 1280, 8192, dtype="fp16", gpu="A100", tile="256x128")
+# Notebooks 04-06 under the calibrated time model: per-dimension misalignment, fixed cost per
+# kernel, sustained bandwidth. The core is imported inside the helpers to keep this block apart.
+def _v100_gemm(m: int, n: int, k: int) -> float:
+    from dlperf_widgets import gemm
+
+    return gemm(m, n, k, dtype="fp16", gpu="V100").predicted_time_s
+
+
+def _misaligned_m_loss() -> float:
+    """Mean throughput of the misaligned M of notebook 04's sweep against the aligned ones."""
+    import numpy as np
+
+    from dlperf_widgets import gemm_sweep
+
+    m = np.arange(256, 1025)
+    s = gemm_sweep(m, 8192, 8192, dtype="fp16", gpu="A100").predicted_flops_per_s
+    return 100 * (1 - s[m % 8 != 0].mean() / s[m % 8 == 0].mean())
+
+
+def _finding(result, prefix: str = "pad"):  # type: ignore[no-untyped-def]
+    return next(f for f in result.findings if f.fix.startswith(prefix))
+
+
+def _projection():  # type: ignore[no-untyped-def]
+    from dlperf_widgets import layer
+
+    return layer(
+        "projection", batch=10, seq_len=512, hidden=1024, vocab=33708, dtype="fp16", gpu="V100"
+    )
+
+
+def _vocab_pass_gain(name: str) -> float:
+    from dlperf_widgets import layer
+
+    def t(v: int) -> float:
+        r = layer(
+            "projection", batch=10, seq_len=512, hidden=1024, vocab=v, dtype="fp16", gpu="V100"
+        )
+        return r.pass_named(name).predicted_time_s
+
+    return 100 * (t(33708) / t(33712) - 1)
+
+
+def _linear(batch: int, board: str):  # type: ignore[no-untyped-def]
+    from dlperf_widgets import layer
+
+    return layer("linear", batch=batch, inputs=1024, outputs=4096, dtype="fp16", gpu=board)
+
+
+def _token_loss(name: str) -> float:
+    """Notebook 05's 4095 tokens against 4096 in one pass of the 4096 x 1024 layer, in %."""
+    slow, fast = (_linear(b, "V100").pass_named(name).predicted_time_s for b in (4095, 4096))
+    return 100 * (slow / fast - 1)
+
+
+def _whole_model_gain() -> float:
+    t = {v: transformer(vocab=v, gpu="V100").total_time_s for v in (33708, 33712)}
+    return 100 * (1 - t[33712] / t[33708])
+
+
+def _attention_500_gain() -> float:
+    from dlperf_widgets import layer
+
+    f = _finding(
+        layer("attention", batch=8, seq_len=500, hidden=1024, heads=16, dtype="fp16", gpu="A100")
+    )
+    return 100 * (1 - f.predicted_time_s_after / f.predicted_time_s_before)
+
+
+_STAGE = dict(batch=32, channels=32, height=112, width=112, dtype="fp16", gpu="A100")
+
+
+def _dense_over_depthwise() -> float:
+    from dlperf_widgets.core.network import cnn
+
+    dense = cnn([{"kind": "conv2d", "out_channels": 64, "kernel_size": 3}, "batchnorm"], **_STAGE)
+    depthwise = cnn(
+        [
+            {"kind": "conv2d", "out_channels": 32, "groups": "depthwise"},
+            "batchnorm",
+            "relu",
+            {"kind": "conv2d", "out_channels": 64, "kernel_size": 1},
+            "batchnorm",
+        ],
+        **_STAGE,
+    )
+    return dense.total_time_s / depthwise.total_time_s
+
+
+def _bn_relu_share() -> float:
+    from dlperf_widgets.core.network import cnn
+
+    block = cnn(
+        [{"kind": "conv2d", "out_channels": 64}, "batchnorm", "relu"],
+        training=False,
+        batch=32,
+        channels=64,
+        height=56,
+        width=56,
+        dtype="fp16",
+        gpu="A100",
+    )
+    return 100 * sum(op.predicted_time_s for op in block.ops[1:]) / block.total_time_s
+
+
+def _mem(kind: str, shape: tuple[int, ...], dtype: str = "fp16", **kw):  # type: ignore[no-untyped-def]
+    from dlperf_widgets.core.memlimited import memory_op
+
+    return memory_op(kind, shape=shape, dtype=dtype, gpu="V100", **kw)
+
+
+def _relu_us(batch: int, dtype: str = "fp16") -> float:
+    return _mem("relu", (batch, 64, 56, 56), dtype)[0].predicted_time_s * 1e6
+
+
+def _bn_ratio(which: int) -> float:
+    slow = _mem("batchnorm", (32, 64, 56, 56), persistent=False)[which].predicted_time_s
+    fast = _mem("batchnorm", (32, 64, 56, 56), persistent=True)[which].predicted_time_s
+    return slow / fast
+
+
+def _calibration(board: str = "V100"):  # type: ignore[no-untyped-def]
+    from dlperf_widgets.core.calibration import achievable
+
+    return achievable(board, "fp16")
+
+
+def _overhead_us(board: str) -> float:
+    return _calibration(board).kernel_overhead_s * 1e6
+
+
+def _conv_us(channels: int) -> float:
+    from dlperf_widgets import layer
+
+    r = layer(
+        "conv2d",
+        batch=32,
+        in_channels=channels,
+        out_channels=channels,
+        height=56,
+        width=56,
+        kernel_size=3,
+        padding=1,
+        dtype="fp16",
+        gpu="A100",
+    )
+    return r.predicted_time_s * 1e6
+
+
+def _bn_layer_us(channels: int) -> float:
+    from dlperf_widgets import layer
+
+    r = layer("batchnorm", shape=(32, channels, 56, 56), persistent=True, dtype="fp16", gpu="V100")
+    return r.predicted_time_s * 1e6
+
+
+CLAIMS += [
+    # 04: a misaligned K costs about 2x, a misaligned M or N about 5 %
+    Claim(
+        "04",
+        "0ea747b5",
+        r"grows by ([\d.]+)x rather than 2x",
+        lambda: _v100_gemm(1024, 1024, 4095) / _v100_gemm(1024, 1024, 4096),
+    ),
+    Claim(
+        "04",
+        "0ea747b5",
+        r"M or N\*\* costs only about (\d+) %",
+        lambda: 100 * (1 - _calibration().misaligned_mn_efficiency),
+    ),
+    Claim("04", "3206f107", r"about (\d+) % lower on average", _misaligned_m_loss),
+    Claim(
+        "04", "a4f5f2a0", r"goes from ([\d.]+) ms to", lambda: _v100_gemm(33708, 5120, 1024) * 1e3
+    ),
+    Claim("04", "a4f5f2a0", r"ms to ([\d.]+) ms\.", lambda: _v100_gemm(33712, 5120, 1024) * 1e3),
+    Claim(
+        "04",
+        "a4f5f2a0",
+        r"predicts ([\d.]+) ms for it",
+        lambda: _v100_gemm(1024, 5120, 33708) * 1e3,
+    ),
+    Claim(
+        "04",
+        "a4f5f2a0",
+        r"padding and ([\d.]+) ms after",
+        lambda: _v100_gemm(1024, 5120, 33712) * 1e3,
+    ),
+    # 05: the vocabulary, sequence padding, early stages, folding
+    Claim(
+        "05",
+        "d918a9ee",
+        r"drops from ([\d.]+) ms to",
+        lambda: _finding(_projection()).predicted_time_s_before * 1e3,
+    ),
+    Claim(
+        "05",
+        "d918a9ee",
+        r"ms to ([\d.]+) ms\.",
+        lambda: _finding(_projection()).predicted_time_s_after * 1e3,
+    ),
+    Claim("05", "d918a9ee", r"gain about (\d+) % each", lambda: _vocab_pass_gain("forward")),
+    Claim("05", "d918a9ee", r"gain about (\d+) % each", lambda: _vocab_pass_gain("wgrad")),
+    Claim("05", "d918a9ee", r"smaller, about (\d+) %", _whole_model_gain),
+    Claim(
+        "05",
+        "b2c002b2",
+        r"about (\d+) FLOP per byte",
+        lambda: _linear(512, "V100").pass_named("forward").arithmetic_intensity,
+    ),
+    Claim("05", "dd785888", r"lose only about (\d+) %", lambda: _token_loss("forward")),
+    Claim("05", "dd785888", r"lose only about (\d+) %", lambda: _token_loss("dgrad")),
+    Claim("05", "27b8c633", r"shrinks to about (\d+) %", _attention_500_gain),
+    Claim("05", "87658b41", r"less time: ([\d.]+) times", _dense_over_depthwise),
+    Claim("05", "b7878c1f", r"inference time \((\d+) %\)", _bn_relu_share),
+    # 06: time = bytes / sustained bandwidth + a fixed cost per kernel
+    Claim("06", "ee5522eb", r"\(([\d.]+)x from batch 32", lambda: _relu_us(64) / _relu_us(32)),
+    Claim("06", "ee5522eb", r"([\d.]+)x from 64 to 128", lambda: _relu_us(128) / _relu_us(64)),
+    Claim("06", "ee5522eb", r"\((\d+) µs on a V100", lambda: _overhead_us("V100")),
+    Claim("06", "49cc3806", r"below \(([\d.]+) and", lambda: _bn_ratio(0)),
+    Claim("06", "49cc3806", r"and ([\d.]+)\),", lambda: _bn_ratio(1)),
+    Claim("06", "81a1b32d", r"`: (\d+) µs on a V100", lambda: _overhead_us("V100")),
+    Claim("06", "81a1b32d", r"and (\d+) µs \(`MIN_KERNEL", lambda: _overhead_us("A100")),
+    Claim(
+        "06",
+        "555e084f",
+        r"batch 16 takes ([\d.]+) µs",
+        lambda: _mem("batchnorm", (16, 64, 14, 14))[0].predicted_time_s * 1e6,
+    ),
+    Claim(
+        "06",
+        "555e084f",
+        r"batch 8 ([\d.]+) µs",
+        lambda: _mem("batchnorm", (8, 64, 14, 14))[0].predicted_time_s * 1e6,
+    ),
+    Claim("06", "0e9b6a2e", r"(\d+) µs with 60 channels", lambda: _conv_us(60)),
+    Claim("06", "0e9b6a2e", r"(\d+) µs with 64\)", lambda: _conv_us(64)),
+    Claim(
+        "06",
+        "98941436",
+        r"about (\d+) % slower",
+        lambda: 100 * (_bn_layer_us(64) / _bn_layer_us(60) - 1),
+    ),
+    Claim("06", "a6db4b58", r"\((\d+) µs against", lambda: _relu_us(32, "fp16")),
+    Claim("06", "a6db4b58", r"against (\d+) µs", lambda: _relu_us(32, "fp32")),
+]
 
 
 _WORDS = {"two thirds": 2 / 3, "four": 4.0, "Eight": 8.0}
