@@ -249,3 +249,27 @@ def test_predict_reveals_the_answer_only_after_a_guess(
     text = answer.text_content() or ""
     page.locator(".jp-OutputArea-output").first.screenshot(path=str(screenshots / "predict.png"))
     assert "124.1 FLOP/B" in text and "too low" in text
+
+
+def test_reveal_outputs_open_collapsed(
+    page: Any, lab_server: labdriver.LabServer, screenshots: Path
+) -> None:
+    """Guards predict-then-reveal in JupyterLab: the cells that print a Predict question's
+    answer (metadata jupyter.outputs_hidden) open with their output folded into a
+    placeholder bar, one bar per such cell, so the saved answer is not on the screen."""
+    name = "01_gemm_and_intensity.ipynb"
+    cells = json.loads((ROOT / "notebooks" / name).read_text())["cells"]
+    hidden = [
+        c
+        for c in cells
+        if c.get("metadata", {}).get("jupyter", {}).get("outputs_hidden") and c.get("outputs")
+    ]
+    assert hidden, f"{name} has no collapsed reveal cell"
+    labdriver.open_notebook(page, lab_server, f"notebooks/{name}")
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.jp-OutputPlaceholder').length >= n",
+        arg=len(hidden),
+        timeout=30_000,
+    )
+    page.screenshot(path=str(screenshots / "collapsed_reveal_cells.png"))
+    assert page.locator(".jp-OutputPlaceholder").count() == len(hidden)
