@@ -11,6 +11,7 @@ fails too, so a rewrite that drops a checked sentence must drop or update its en
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -135,6 +136,127 @@ def _around_blocks_mib() -> float:
         device="cpu",
     )
     return (r.stored_bytes - r.blocks_bytes) / 2**20
+# notebooks 10-12: the calibrated time model's figures the prose quotes
+def _attn_block_ratio(d: int) -> float:
+    """M / d^2 for the 100 KiB FP16 SRAM of notebook 10 (M recovered from B_c = M / 4d)."""
+    from dlperf_widgets.core.fusion import attention
+
+    a = attention(4096, head_dim=d, heads=16, batch=8, sram_bytes=100 * 1024)
+    return a.block_cols * 4 * d / d**2
+
+
+def _chain10():  # type: ignore[no-untyped-def]
+    from dlperf_widgets.core.fusion import fusion_chain
+
+    return fusion_chain(
+        ["bias", "dropout", "residual", "layernorm"], elements=8 * 2048 * 1024, gpu="A100"
+    )
+
+
+def _launch_overhead_us() -> float:
+    from dlperf_widgets.core.fusion import launch_overhead
+
+    return launch_overhead([0.0]).launch_overhead_s * 1e6
+
+
+def _h100_kernel_overhead_us() -> float:
+    """The calibrated fixed cost per kernel on an H100 (equal on the A100, notebook 10 says)."""
+    from dlperf_widgets.core.calibration import achievable
+
+    h100, a100 = (achievable(g, "fp16").kernel_overhead_s * 1e6 for g in ("H100", "A100"))
+    assert h100 == a100, (h100, a100)
+    return h100
+
+
+def _launch_bytes_mb() -> float:
+    """Bytes one H100 kernel moves in the launch overhead, at the model's achievable bandwidth."""
+    from dlperf_widgets.core.assumptions import MIN_KERNEL_TIME_S
+    from dlperf_widgets.core.fusion import fusion_chain
+
+    p = fusion_chain(["scale"], elements=2**24, gpu="H100").passes[0]
+    return MIN_KERNEL_TIME_S * p.bytes / p.memory_time_s / 1e6
+
+
+def _decode(batch: int = 1, weight_dtype: str = "fp16"):  # type: ignore[no-untyped-def]
+    from dlperf_widgets.core.inference import llm_inference
+
+    return llm_inference(
+        "llama-2-7b", gpu="A100", batch=batch, context=512, weight_dtype=weight_dtype
+    )
+
+
+@functools.cache
+def _nemo_ratios() -> dict[str, list[float]]:
+    """Notebook 11's NeMo comparison: published / model, A100 / H100 and batch 8 / batch 1."""
+    from dlperf_widgets.core.inference import generation_latency_s
+
+    pub = {
+        ("A100-SXM4-80GB", 1): 234.0,
+        ("A100-SXM4-80GB", 8): 329.5,
+        ("H100-SXM", 1): 153.8,
+        ("H100-SXM", 8): 199.2,
+    }
+    mod = {k: generation_latency_s("llama-2-7b", gpu=k[0], batch=k[1]) * 1e3 for k in pub}
+    a, h = "A100-SXM4-80GB", "H100-SXM"
+    return {
+        "published/model": [pub[k] / mod[k] for k in pub],
+        "gpu": [mod[(a, b)] / mod[(h, b)] for b in (1, 8)],
+        "batch": [mod[(g, 8)] / mod[(g, 1)] for g in (a, h)],
+    }
+
+
+@functools.cache
+def _layouts12():  # type: ignore[no-untyped-def]
+    from dlperf_widgets.core.scaleout import step_time
+
+    shape = dict(
+        layers=80,
+        hidden=8192,
+        heads=64,
+        seq_len=4096,
+        vocab=32000,
+        global_batch=1024,
+        gpus=512,
+        gpu="H100",
+    )
+    return {
+        (tp, pp, z): step_time(tensor_parallel=tp, pipeline_parallel=pp, zero=z, **shape)
+        for tp, pp, z in ((8, 1, 1), (8, 4, 1), (4, 8, 1), (8, 8, 1), (8, 4, 3))
+    }
+
+
+def _fastest12() -> tuple[int, int, int]:
+    layouts = _layouts12()
+    return min(layouts, key=lambda k: layouts[k].step_s)
+
+
+def _mxfp8_outlier_loss() -> float:
+    """Notebook 12: MXFP8's share flushed to zero with an outlier 10^6 x the rest."""
+    import numpy as np
+
+    from dlperf_widgets.core.scaling import block_quantize
+
+    x = np.random.default_rng(2).normal(0, 1e-3, 4096)
+    x[100] = 1e6 * np.abs(x).max()
+    return 100 * block_quantize(x, "mxfp8_e4m3").underflow_fraction
+
+
+def _bubble(schedule: str, **kw: int) -> float:
+    from dlperf_widgets.core.scaleout import pipeline_bubble
+
+    return 100 * pipeline_bubble(8, 8, schedule, **kw)
+
+
+def _tiny_params_m() -> float:
+    from dlperf_widgets.live.decode import TINY_MODEL
+
+    return TINY_MODEL.params / 1e6
+
+
+def _opt13b_request_gb() -> float:
+    from dlperf_widgets.core.inference import kv_cache_bytes
+
+    return kv_cache_bytes("opt-13b", context=2048) / 1e9
 
 
 CLAIMS = [
@@ -458,6 +580,177 @@ CLAIMS = [
         ),
     ),
     Claim("08", "a9686484", r"add about ([\d.]+) MiB", _around_blocks_mib, rel=0.05),
+    # 10: fusion, FlashAttention's blocks, the launch-bound regime
+    Claim(
+        "10",
+        "999ecf2b",
+        r"shrink to three: (\d+) % of the traffic",
+        lambda: 100 * _chain10().bytes_saved_fraction,
+    ),
+    Claim(
+        "10",
+        "999ecf2b",
+        r"([\d.]+) × fewer bytes",
+        lambda: _chain10().bytes_unfused / _chain10().bytes_fused,
+    ),
+    Claim("10", "999ecf2b", r"([\d.]+) × less predicted time", lambda: _chain10().speedup),
+    Claim("10", "097d7349", r"about ([\d.]+)× less predicted time", lambda: _chain10().speedup),
+    Claim(
+        "10",
+        "998048ec",
+        r"about (\d+) times smaller than M for d = 64",
+        lambda: _attn_block_ratio(64),
+        rel=0.05,
+    ),
+    Claim(
+        "10",
+        "998048ec",
+        r"only about (\d+) times smaller for d = 128",
+        lambda: _attn_block_ratio(128),
+        rel=0.05,
+    ),
+    Claim("10", "241d5231", r"reaches the (\d+) µs launch", lambda: _launch_overhead_us()),
+    Claim("10", "e2f1037a", r"the same (\d+) µs its calibration", _h100_kernel_overhead_us),
+    Claim("10", "e2f1037a", r"the same (\d+) µs its calibration", _launch_overhead_us),
+    Claim("10", "241d5231", r"must move about (\d+) MB", _launch_bytes_mb, rel=0.05),
+    # 11: decode of Llama-2-7B on an A100, the KV cache, the NeMo comparison
+    Claim(
+        "11", "a5876f69", r"comes to ([\d.]+) TFLOP/s", lambda: _decode().decode_flops_per_s / 1e12
+    ),
+    Claim("11", "14bcbe2f", r"decimal units: ([\d.]+) GB", _opt13b_request_gb),
+    Claim(
+        "11",
+        "ba920211",
+        r"batch 4 gives ([\d.]+) × batch 1",
+        lambda: _decode(4).tokens_per_s / _decode(1).tokens_per_s,
+    ),
+    Claim(
+        "11",
+        "ba920211",
+        r"batch 16 still (\d+) ×",
+        lambda: _decode(16).tokens_per_s / _decode(1).tokens_per_s,
+    ),
+    Claim(
+        "11",
+        "ba920211",
+        r"the caches of (\d+) sequences weigh",
+        lambda: _decode().decode_weight_bytes_per_token / _decode().kv_cache_bytes,
+    ),
+    Claim(
+        "11",
+        "ba920211",
+        r"the step does (\d+) FLOP/B",
+        lambda: _decode(256).decode_arithmetic_intensity,
+    ),
+    Claim(
+        "11",
+        "ba920211",
+        r"each user to ([\d.]+) tokens/s",
+        lambda: _decode(256).tokens_per_s_per_user,
+    ),
+    Claim(
+        "11",
+        "7a1b280b",
+        r"int4 moves about ([\d.]+) × fewer bytes",
+        lambda: _decode().decode_bytes / _decode(1, "int4").decode_bytes,
+    ),
+    Claim(
+        "11",
+        "7a1b280b",
+        r"longer step, only (\d+) %",
+        lambda: 100 * (1 - _decode(256, "int4").decode_step_s / _decode(256).decode_step_s),
+    ),
+    Claim(
+        "11",
+        "0bdacf0a",
+        r"batch-1 decode ~([\d.]+) × faster",
+        lambda: _decode().decode_step_s / _decode(1, "int4").decode_step_s,
+    ),
+    Claim(
+        "11",
+        "0bdacf0a",
+        r"only ~([\d.]+) ×",
+        lambda: _decode(256).decode_step_s / _decode(256, "int4").decode_step_s,
+    ),
+    Claim("11", "2b9f5f93", r"about (\d+) M parameters", _tiny_params_m, rel=0.05),
+    Claim(
+        "11",
+        "b09bf89d",
+        r"by ([\d.]+) to [\d.]+ ×: it streams",
+        lambda: min(_nemo_ratios()["published/model"]),
+    ),
+    Claim(
+        "11",
+        "b09bf89d",
+        r"by [\d.]+ to ([\d.]+) ×: it streams",
+        lambda: max(_nemo_ratios()["published/model"]),
+    ),
+    Claim(
+        "11",
+        "0bdacf0a",
+        r"the model is ([\d.]+) to",
+        lambda: min(_nemo_ratios()["published/model"]),
+    ),
+    Claim(
+        "11",
+        "b09bf89d",
+        r"bandwidths \(([\d.]+)\)",
+        lambda: (
+            gpu("H100-SXM").memory_bandwidth_bytes_per_s
+            / gpu("A100-SXM4-80GB").memory_bandwidth_bytes_per_s
+        ),
+    ),
+    Claim("11", "b09bf89d", r"the model's about ([\d.]+) to", lambda: min(_nemo_ratios()["gpu"])),
+    Claim(
+        "11",
+        "b09bf89d",
+        r"the model's about [\d.]+ to ([\d.]+) ×",
+        lambda: max(_nemo_ratios()["gpu"]),
+    ),
+    Claim(
+        "11",
+        "b09bf89d",
+        r"figures and ([\d.]+) to [\d.]+ × in the model",
+        lambda: min(_nemo_ratios()["batch"]),
+    ),
+    Claim(
+        "11",
+        "b09bf89d",
+        r"figures and [\d.]+ to ([\d.]+) × in the model",
+        lambda: max(_nemo_ratios()["batch"]),
+    ),
+    # 12: block formats with an outlier, the pipeline bubble, the 512-GPU layouts
+    Claim("12", "09f69206", r"own block \(([\d.]+) %", _mxfp8_outlier_loss),
+    Claim("12", "6e451af3", r"falls less: ([\d.]+) % to", lambda: _bubble("1f1b")),
+    Claim(
+        "12", "6e451af3", r"% to ([\d.]+) % for 8 stages", lambda: _bubble("interleaved", chunks=4)
+    ),
+    Claim("12", "979121e2", r"shortest step here is TP (\d+) ×", lambda: _fastest12()[0]),
+    Claim("12", "979121e2", r"shortest step here is TP \d+ × PP (\d+)", lambda: _fastest12()[1]),
+    Claim(
+        "12",
+        "979121e2",
+        r"all-reduces from ([\d.]+) s",
+        lambda: _layouts12()[(8, 4, 1)].tensor_parallel_s,
+    ),
+    Claim(
+        "12",
+        "979121e2",
+        r"s to ([\d.]+) s, more than",
+        lambda: _layouts12()[_fastest12()].tensor_parallel_s,
+    ),
+    Claim(
+        "12",
+        "979121e2",
+        r"predicted MFUs, (\d+) to",
+        lambda: 100 * min(r.mfu for r in _layouts12().values()),
+    ),
+    Claim(
+        "12",
+        "979121e2",
+        r"predicted MFUs, \d+ to (\d+) %",
+        lambda: 100 * max(r.mfu for r in _layouts12().values()),
+    ),
 ]
 
 
