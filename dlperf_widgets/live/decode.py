@@ -23,7 +23,7 @@ from ..core.results import ResultMixin
 
 __all__ = ["TINY_MODEL", "DecodeMeasurement", "decoder", "measure_decode"]
 
-# A model small enough to decode quickly on a laptop CPU (about 21 M parameters, 42 MB in
+# A model small enough to decode quickly on a laptop CPU (about 20 M parameters, 39 MB in
 # FP16), with grouped-query attention (4 query heads per K/V head).
 TINY_MODEL = LlmSpec(
     name="tiny-llama",
