@@ -45,7 +45,7 @@ from .device import detect_device
 
 
 @contextlib.contextmanager
-def _native_stderr_silenced() -> Any:
+def quiet_native_stderr() -> Any:
     """Send file descriptor 2 to /dev/null while the profiler starts and stops: its native
     library prints bookkeeping lines (``STAGE:``, ``USDT:``) that a notebook shows as red
     error boxes. Python's own sys.stderr is untouched."""
@@ -75,6 +75,7 @@ __all__ = [
     "Kernel",
     "TensorCoreReport",
     "classify_kernel",
+    "quiet_native_stderr",
     "tensor_core_report",
 ]
 
@@ -257,7 +258,7 @@ def tensor_core_report(
                 fn()
             if info.kind == "cuda":
                 torch.cuda.synchronize()
-            with _native_stderr_silenced(), profile(activities=activities) as prof:
+            with quiet_native_stderr(), profile(activities=activities) as prof:
                 for _ in range(iterations):
                     fn()
                 if info.kind == "cuda":
