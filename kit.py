@@ -159,9 +159,21 @@ def _interrupt(signum: int, frame: object) -> None:
 def cmd_lab(args: list[str]) -> int:
     ensure_env(EXTRAS["lab"])
     token = secrets.token_hex(16)
-    wanted = [a for a in args if a.startswith("--port=")]
-    port = int(wanted[-1].split("=", 1)[1]) if wanted else _free_port()
-    args = [a for a in args if not a.startswith("--port=")]
+    # '--port=N' or '--port N': the kit passes the port itself, so take it out of the args
+    asked: str | None = None
+    rest: list[str] = []
+    it = iter(args)
+    for a in it:
+        if a.startswith("--port="):
+            asked = a.split("=", 1)[1]
+        elif a == "--port":
+            asked = next(it, "")
+        else:
+            rest.append(a)
+    if asked is not None and not asked.isdigit():
+        sys.exit(f"[kit] '--port' must be a port number (got {asked!r})")
+    port = int(asked) if asked is not None else _free_port()
+    args = rest
     if _is_root() and "--allow-root" not in args:
         _say("running as root: starting JupyterLab with --allow-root")
     log_path = ROOT / "build" / "jupyter-lab.log"

@@ -56,7 +56,8 @@ def test_kit_lab_serves_the_course_from_the_repository_root(tmp_path):
     env = {**os.environ, "DLPERF_VENV": str(venv), "DLPERF_NO_INSTALL": "1"}
     env["PYTHONPATH"] = str(clone)
     proc = subprocess.Popen(
-        [sys.executable, "kit.py", "lab", "--no-browser", f"--port={kit._free_port(8960)}"],
+        # "--port N" (the space form, as JupyterLab documents it) must reach the server
+        [sys.executable, "kit.py", "lab", "--no-browser", "--port", str(kit._free_port(8960))],
         cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     lines: list[str] = []
