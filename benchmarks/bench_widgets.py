@@ -213,6 +213,8 @@ def cases(n: int) -> list[tuple[str, Callable[[], Any], list[tuple[str, Any]]]]:
             "InferenceExplorer: context",
             lambda: InferenceExplorer(gpu="H100"),
             [("context", str(256 * (1 + i))) for i in range(n)],
+        ),
+        (
             "Fp8ScalingExplorer: drag amax growth",
             lambda: Fp8ScalingExplorer(recipe="delayed"),
             [("growth", -4 + 0.5 * (i % 25)) for i in range(n)],
