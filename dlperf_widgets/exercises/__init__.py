@@ -41,7 +41,10 @@ def check(task_id: str, answer: Any = ..., **params: Any) -> CheckResult:
     if not isinstance(task_id, str) or len(task_id) > 100:
         shown = describe(task_id)
         return CheckResult(
-            "?", "invalid", f"the task id must be text such as '02.linear_ai' (got {shown}).", answer=answer
+            "?",
+            "invalid",
+            f"the task id must be text such as '02.linear_ai' (got {shown}).",
+            answer=answer,
         )
     try:
         t = task(task_id)

@@ -27,7 +27,6 @@ from dlperf_widgets.core.memory import (
     training_memory,
     transformer_activation_bytes,
 )
-from dlperf_widgets.core.parallel import zero_model_state_bytes
 from dlperf_widgets.core.sparsity import compressed_weight_fraction, sparse_gemm
 from dlperf_widgets.core.tiles import tile_efficiency
 from dlperf_widgets.live.traces import measured_gemms, model_error_report
@@ -58,9 +57,7 @@ def _zero_gb(stage: int, convention: str = "zero-paper") -> float:
 
 
 def _layer_7b():  # type: ignore[no-untyped-def]
-    return transformer_activation_bytes(
-        LLM["seq_len"], LLM["batch"], LLM["hidden"], LLM["heads"]
-    )
+    return transformer_activation_bytes(LLM["seq_len"], LLM["batch"], LLM["hidden"], LLM["heads"])
 
 
 def _bert_v100():  # type: ignore[no-untyped-def]
@@ -136,6 +133,8 @@ def _around_blocks_mib() -> float:
         device="cpu",
     )
     return (r.stored_bytes - r.blocks_bytes) / 2**20
+
+
 # notebooks 10-12: the calibrated time model's figures the prose quotes
 def _attn_block_ratio(d: int) -> float:
     """M / d^2 for the 100 KiB FP16 SRAM of notebook 10 (M recovered from B_c = M / 4d)."""
@@ -780,6 +779,8 @@ def _contraction_share_of_peak() -> float:
 
 def _gemm_110_tiles():  # type: ignore[no-untyped-def]
     return gemm(2816, 1280, 8192, dtype="fp16", gpu="A100", tile="256x128")
+
+
 # Notebooks 04-06 under the calibrated time model: per-dimension misalignment, fixed cost per
 # kernel, sustained bandwidth. The core is imported inside the helpers to keep this block apart.
 def _v100_gemm(m: int, n: int, k: int) -> float:
