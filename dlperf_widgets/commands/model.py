@@ -14,6 +14,7 @@ import argparse
 import importlib
 from typing import Any
 
+from ..core._validate import describe
 from ..core.errors import InvalidParameter
 from ..core.network import transformer
 from . import Command, UsageError, int_arg
@@ -55,16 +56,20 @@ def load_factory(spec: str) -> tuple[Any, tuple[Any, ...]]:
     """Call the ``package.module:function`` named by ``spec``; its model and inputs."""
     mod_name, sep, func_name = spec.partition(":")
     if not sep or not mod_name or not func_name.isidentifier():
-        raise InvalidParameter(f"'module' must look like package.module:function (got {spec!r})")
+        raise InvalidParameter(
+            f"'module' must look like package.module:function (got {describe(spec)})"
+        )
     try:
         mod = importlib.import_module(mod_name)
     except ImportError as exc:
         raise InvalidParameter(
-            f"'module' must name an importable Python module (got {mod_name!r}: {exc})"
+            f"'module' must name an importable Python module (got {describe(mod_name)}: {exc})"
         ) from None
     factory = getattr(mod, func_name, None)
     if not callable(factory):
-        raise InvalidParameter(f"'module' must name a function of {mod_name} (got {func_name!r})")
+        raise InvalidParameter(
+            f"'module' must name a function of {mod_name} (got {describe(func_name)})"
+        )
     try:
         made = factory()
     except TypeError as exc:

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import assumptions
-from ._validate import check_int, check_number
+from ._validate import check_int, check_number, describe
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
@@ -106,14 +106,14 @@ def parse_chain(ops: str | Sequence[str]) -> tuple[str, ...]:
         names = [str(p).strip().lower() for p in ops]
     else:
         raise InvalidParameter(
-            f"'ops' must be a comma-separated list of operations such as 'bias, gelu' (got {ops!r})"
+            f"'ops' must be a comma-separated list of operations such as 'bias, gelu' (got {describe(ops)})"
         )
     if not names:
-        raise InvalidParameter(f"'ops' must name at least one operation (got {ops!r})")
+        raise InvalidParameter(f"'ops' must name at least one operation (got {describe(ops)})")
     for n in names:
         if n not in FUSABLE_OPS:
             raise InvalidParameter(
-                f"'ops' must list operations among {', '.join(FUSABLE_OPS)} (got {n!r})"
+                f"'ops' must list operations among {', '.join(FUSABLE_OPS)} (got {describe(n)})"
             )
     return tuple(names)
 
@@ -160,7 +160,7 @@ def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = No
     if t.size == 0 or t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
         raise InvalidParameter(
             f"'kernel_times_s' must be a non-empty list of non-negative times "
-            f"(got {kernel_times_s!r})"
+            f"(got {describe(kernel_times_s)})"
         )
     over = (
         _launch_overhead_s()

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_choice, check_int
+from ._validate import check_choice, check_int, describe
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gemm import gemm_sweep
@@ -351,7 +351,7 @@ def llm_inference(
     if spec.heads % spec.kv_heads:
         raise InvalidParameter(f"'kv_heads' must divide heads ({spec.heads}) (got {spec.kv_heads})")
     if not g.supports("fp16"):
-        raise InvalidParameter(f"'gpu' must run FP16 GEMMs (got {g.name!r})")
+        raise InvalidParameter(f"'gpu' must run FP16 GEMMs (got {describe(g.name)})")
     wbytes = weight_bytes(spec, wd, group_size=gs)
     kv_token = kv_cache_bytes(spec, context=1, batch=1, kv_dtype=kd)
     kv_total = kv_token * c * b

@@ -234,7 +234,7 @@ def simulate_grad_scaler(
         if grads is None:
             inf = flags[i]
         else:
-            g = grads[i]
+            g = float(grads[i])  # Python floats overflow to inf without a warning
             inf = (not math.isfinite(g)) or abs(g) * float(scale) >= threshold
         skipped.append(inf)
         if inf:

@@ -778,7 +778,7 @@ def saved_activation_bytes(
     dev = check_choice("device", device, ("gpu", "cpu"))
     mode = check_choice("recompute", recompute, RECOMPUTE)
     if not isinstance(dropout, bool):
-        raise InvalidParameter(f"'dropout' must be True or False (got {dropout!r})")
+        raise InvalidParameter(f"'dropout' must be True or False (got {describe(dropout)})")
     if h % a:
         raise InvalidParameter(f"'hidden' must be a multiple of heads ({a}) (got {h})")
     default_ffn = 4 * h if fam == "gpt2" else None

@@ -30,7 +30,7 @@ import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ._validate import check_choice, check_int, check_number
+from ._validate import check_choice, check_int, check_number, describe
 from .errors import InvalidParameter
 from .gpus import Gpu, _read_csv
 from .gpus import gpu as _gpu
@@ -103,7 +103,7 @@ def megatron_flops_per_iteration(
     h = check_int("hidden", hidden, allow_array=False)
     V = check_int("vocab", vocab, allow_array=False)
     if not isinstance(recompute, bool):
-        raise InvalidParameter(f"'recompute' must be True or False (got {recompute!r})")
+        raise InvalidParameter(f"'recompute' must be True or False (got {describe(recompute)})")
     if recompute:
         return 96.0 * b * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))
     return 72.0 * b * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h))

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._validate import check_number
+from ._validate import check_number, describe
 from .errors import InvalidParameter
 from .results import ResultMixin
 
@@ -29,14 +29,14 @@ def parse_guess(text: Any, name: str = "guess") -> float:
     NaN, infinities and text over 40 characters.
     """
     if isinstance(text, bool):
-        raise InvalidParameter(f"'{name}' must be a finite number (got {text!r})")
+        raise InvalidParameter(f"'{name}' must be a finite number (got {describe(text)})")
     if isinstance(text, (int, float)):
         value = float(text)
     else:
         s = str(text).strip()
         shown = s if len(s) <= 40 else s[:37] + "..."
         if not s or len(s) > 40:
-            raise InvalidParameter(f"'{name}' must be a finite number (got {shown!r})")
+            raise InvalidParameter(f"'{name}' must be a finite number (got {describe(shown)})")
         s = s.replace(",", "").replace("_", "").rstrip("%").strip()
         scale = 1.0
         if s and s[-1].lower() in _SUFFIXES and not s.lower().endswith("e"):
@@ -45,9 +45,11 @@ def parse_guess(text: Any, name: str = "guess") -> float:
         try:
             value = float(s) * scale
         except ValueError:
-            raise InvalidParameter(f"'{name}' must be a finite number (got {shown!r})") from None
+            raise InvalidParameter(
+                f"'{name}' must be a finite number (got {describe(shown)})"
+            ) from None
     if not math.isfinite(value):
-        raise InvalidParameter(f"'{name}' must be a finite number (got {text!r})")
+        raise InvalidParameter(f"'{name}' must be a finite number (got {describe(text)})")
     return value
 
 
@@ -103,10 +105,10 @@ def score_prediction(
         options = [str(c) for c in choices]
         if str(answer) not in options:
             raise InvalidParameter(
-                f"'answer' must be one of the choices {options} (got {answer!r})"
+                f"'answer' must be one of the choices {options} (got {describe(answer)})"
             )
         if str(guess) not in options:
-            raise InvalidParameter(f"'guess' must be one of {options} (got {guess!r})")
+            raise InvalidParameter(f"'guess' must be one of {options} (got {describe(guess)})")
         right = str(guess) == str(answer)
         verdict = "right" if right else f"not quite: the answer is {answer}"
         return PredictionScore(

@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_choice, check_int, check_number
+from ._validate import check_choice, check_int, check_number, describe
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gemm import gemm_sweep
@@ -116,7 +116,7 @@ def interconnect(name: str | Interconnect) -> Interconnect:
     if isinstance(name, str) and name.strip().lower() in _links():
         return _links()[name.strip().lower()]
     raise InvalidParameter(
-        f"'link' must be one of {', '.join(interconnect_names())} (got {name!r})"
+        f"'link' must be one of {', '.join(interconnect_names())} (got {describe(name)})"
     )
 
 
@@ -158,7 +158,7 @@ def _ring_time(
     bw, lat = _bandwidth_latency(link, bandwidth, latency)
     s = np.asarray(size_bytes, dtype=np.float64)
     if (s < 0).any() or not np.isfinite(s).all():
-        raise InvalidParameter(f"'size_bytes' must be non-negative (got {size_bytes!r})")
+        raise InvalidParameter(f"'size_bytes' must be non-negative (got {describe(size_bytes)})")
     t = passes * ((n - 1) * lat + allgather_bytes(s, n) / bw) if n > 1 else np.zeros_like(s)
     return float(t) if np.ndim(t) == 0 else t
 
@@ -563,7 +563,7 @@ def step_time(
     npn = check_int("gpus_per_node", gpus_per_node, maximum=1024, allow_array=False)
     gbytes = check_int("grad_bytes", grad_bytes, maximum=8, allow_array=False)
     if not isinstance(overlap, bool):
-        raise InvalidParameter(f"'overlap' must be True or False (got {overlap!r})")
+        raise InvalidParameter(f"'overlap' must be True or False (got {describe(overlap)})")
     if h % a:
         raise InvalidParameter(f"'heads' must divide hidden ({h}) (got {a})")
     if N % (tp * pp):

@@ -50,7 +50,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_choice, check_int
+from ._validate import check_choice, check_int, describe
 from .errors import InvalidParameter
 from .formats import number_format, simulate_cast
 from .results import ResultMixin
@@ -94,7 +94,9 @@ def _array(values: Any) -> np.ndarray:
 def _fp8_name(format: Any) -> str:
     name = number_format(format).name if isinstance(format, str) else format
     if name not in FP8_FORMATS:
-        raise InvalidParameter(f"'format' must be one of fp8_e4m3, fp8_e5m2 (got {format!r})")
+        raise InvalidParameter(
+            f"'format' must be one of fp8_e4m3, fp8_e5m2 (got {describe(format)})"
+        )
     return str(name)
 
 
@@ -108,7 +110,9 @@ def fp8_scale(amax: Any, format: str = "fp8_e4m3", *, margin: int = 0) -> Any:
     margin = check_int("margin", margin, minimum=0, maximum=64, allow_array=False)
     a = np.asarray(amax, dtype=np.float64)
     if not np.isfinite(a).all() or (a < 0).any():
-        raise InvalidParameter(f"'amax' must be a non-negative finite number (got {amax!r})")
+        raise InvalidParameter(
+            f"'amax' must be a non-negative finite number (got {describe(amax)})"
+        )
     with np.errstate(divide="ignore"):
         s = np.where(a > 0, fmax / np.where(a > 0, a, 1.0) / 2.0**margin, 1.0)
     return float(s) if s.ndim == 0 else s
@@ -181,7 +185,7 @@ def fp8_quantize(
         hist = np.atleast_1d(np.asarray(amax_history, dtype=np.float64))
         if hist.size == 0 or not np.isfinite(hist).all() or (hist < 0).any():
             raise InvalidParameter(
-                f"'amax_history' must be non-negative finite numbers (got {amax_history!r})"
+                f"'amax_history' must be non-negative finite numbers (got {describe(amax_history)})"
             )
         scale_amax = float(hist.max() if amax_compute == "max" else hist[-1])
     f = number_format(name)
@@ -251,11 +255,15 @@ _ALIASES = {"mxfp8": "mxfp8_e4m3", "mx-fp8": "mxfp8_e4m3", "mx-fp4": "mxfp4", "n
 def block_format(name: str) -> BlockFormat:
     """Layout of a block-scaled format: ``block_format('nvfp4').bits_per_element == 4.5``."""
     if not isinstance(name, str):
-        raise InvalidParameter(f"'format' must be one of {', '.join(BLOCK_FORMATS)} (got {name!r})")
+        raise InvalidParameter(
+            f"'format' must be one of {', '.join(BLOCK_FORMATS)} (got {describe(name)})"
+        )
     key = name.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in _BLOCK_SPECS:
-        raise InvalidParameter(f"'format' must be one of {', '.join(BLOCK_FORMATS)} (got {name!r})")
+        raise InvalidParameter(
+            f"'format' must be one of {', '.join(BLOCK_FORMATS)} (got {describe(name)})"
+        )
     element, k, scale_fmt, sbits, tbits, source = _BLOCK_SPECS[key]
     ef = number_format(element)
     return BlockFormat(

@@ -209,7 +209,7 @@ def sparse_gemm(
     ratio = sparse_peak / dense_peak
     if not isinstance(compressed_weights, bool):
         raise InvalidParameter(
-            f"'compressed_weights' must be True or False (got {compressed_weights!r})"
+            f"'compressed_weights' must be True or False (got {describe(compressed_weights)})"
         )
     frac = compressed_weight_fraction(d.name) if compressed_weights else 1.0
     # the weight bytes saved, at the (achievable) bandwidth gemm()'s memory term uses

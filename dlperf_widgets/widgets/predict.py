@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from .._optional import require
+from ..core._validate import describe
 from ..core.errors import DlperfError, InvalidParameter
 from ..core.predict import PredictionScore, Scoreboard, score_prediction, scoreboard
 from ._close import close_tree, close_value
@@ -56,14 +57,18 @@ class Predict(widgets.VBox):  # type: ignore[misc]
     ) -> None:
         super().__init__()
         if not isinstance(question, str) or not question.strip():
-            raise InvalidParameter(f"'question' must be a non-empty text (got {question!r})")
+            raise InvalidParameter(
+                f"'question' must be a non-empty text (got {describe(question)})"
+            )
         if not callable(answer):
             raise InvalidParameter(
                 "'answer' must be a function that asks the core, e.g. "
-                f"lambda: dw.gemm(...).arithmetic_intensity (got {answer!r})"
+                f"lambda: dw.gemm(...).arithmetic_intensity (got {describe(answer)})"
             )
         if choices is not None and (isinstance(choices, str) or len(choices) < 2):
-            raise InvalidParameter(f"'choices' must list at least two options (got {choices!r})")
+            raise InvalidParameter(
+                f"'choices' must list at least two options (got {describe(choices)})"
+            )
         score_prediction(1, 1, tolerance=tolerance)  # validates the tolerance
         self.question = question
         self.unit = unit

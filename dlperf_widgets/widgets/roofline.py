@@ -84,7 +84,7 @@ class Roofline(Explorer):
     ) -> None:
         super().__init__()
         if not isinstance(traces, bool):
-            raise InvalidParameter(f"'traces' must be True or False (got {traces!r})")
+            raise InvalidParameter(f"'traces' must be True or False (got {describe(traces)})")
         self._use_traces = traces
         self._measured: dict[str, Any] = {}
         gpu_dd, self._custom_gpus = gpu_dropdown(gpu)

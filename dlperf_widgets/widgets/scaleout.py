@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core._validate import describe
 from ..core.gpus import Gpu
 from ..core.scaleout import SCHEDULES, StepResult, step_time
 from ..core.scaling import FP8_FORMATS, Fp8ScalingResult, fp8_quantize
@@ -188,7 +189,9 @@ class StepTimeCalculator(Explorer):
         if model not in _MODELS:
             from ..core.errors import InvalidParameter
 
-            raise InvalidParameter(f"'model' must be one of {', '.join(_MODELS)} (got {model!r})")
+            raise InvalidParameter(
+                f"'model' must be one of {', '.join(_MODELS)} (got {describe(model)})"
+            )
         step_time(
             **self._shape(model),
             gpu=gpu,

@@ -94,7 +94,7 @@ class DimensionSweep(Explorer):
     ) -> None:
         super().__init__()
         if not isinstance(traces, bool):
-            raise InvalidParameter(f"'traces' must be True or False (got {traces!r})")
+            raise InvalidParameter(f"'traces' must be True or False (got {describe(traces)})")
         self._use_traces = traces
         self._trace_points: dict[str, Any] | None = None
         values: dict[str, Any] = dict(

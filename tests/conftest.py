@@ -1,0 +1,17 @@
+"""Settings shared by the whole test suite.
+
+Property-based tests (hypothesis) search random inputs during development, which is how they
+find new bugs. Under CI (the environment variable CI is set, as `.ci/run` is started) they run
+derandomized: the same examples every time, so a submission's result does not depend on luck;
+set DLPERF_HYPOTHESIS=random to search at random there too.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI") and os.environ.get("DLPERF_HYPOTHESIS") != "random":
+    settings.load_profile("ci")
