@@ -81,7 +81,7 @@ def plot_roofline(
     (roof,) = ax.plot([], [], color=COLORS["roof"], linewidth=2, label="roof", zorder=2)
     ridge_line = ax.axvline(1.0, color=COLORS["ridge"], linestyle="--", linewidth=1, zorder=1)
     ridge_label = ax.text(1, 1, "", color=COLORS["ridge"], fontsize=9, va="bottom", ha="left")
-    measured = measured_markers(ax, 4, alpha=0.6, zorder=3)
+    measured = measured_markers(ax, 4, alpha=0.45, zorder=1.5)
     peak_label = ax.text(ai_range[1] / 1.2, 1, "", fontsize=9, ha="right", va="bottom")
     ax.set_xlim(*ai_range)
     ax.set_ylim(*flops_range)
@@ -198,8 +198,10 @@ def set_points(
             xytext=(8, -16),
             textcoords="offset points",
             fontsize=9,
-            zorder=5,
+            zorder=3.5,  # under the points, over the roof and the measurements
             annotation_clip=False,
+            # a light box keeps a label readable over the roof and measured points
+            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
         )
         for a in (p, t):
             a.set_animated(animated)

@@ -70,7 +70,8 @@ class FigureView:
         for a in self._dynamic:
             if not any(a is b for b in new):
                 a.set_animated(False)
-        self._dynamic = new
+        # drawn in z-order, as a full draw would (a label box must not cover its point)
+        self._dynamic = sorted(new, key=lambda a: a.get_zorder())
         for a in self._dynamic:
             a.set_animated(True)
         if not keep_background:
