@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dlperf_widgets.core.dtypes import dtype as _dtype  # noqa: E402
-from dlperf_widgets.core.gemm import gemm_bytes, gemm_flops  # noqa: E402
+from dlperf_widgets.core.gemm import gemm_bytes, gemm_flops, ideal_time_s  # noqa: E402
 from dlperf_widgets.core.gpus import gpu as _gpu  # noqa: E402
 from dlperf_widgets.live.traces import write_trace  # noqa: E402
 
@@ -109,7 +109,7 @@ def build(input_csv: Path, out_dir: Path) -> list[Path]:
             flops = float(gemm_flops(m, n, k, batch))
             nbytes = float(gemm_bytes(m, n, k, d.bytes_per_element, batch, beta))
             t = float(r["measured_time_s"])
-            roof = max(flops / g.peak_flops(d), nbytes / g.memory_bandwidth_bytes_per_s)
+            roof = float(ideal_time_s(flops, nbytes, g, d))
             out.append(
                 {
                     "suite": spec["suite"],

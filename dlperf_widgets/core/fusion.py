@@ -36,7 +36,7 @@ from ._validate import check_int, check_number, describe
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
-from .gemm import GemmResult, gemm
+from .gemm import GemmResult, gemm, ideal_time_s
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .memlimited import ELEMENTWISE_OPS, NORMALIZATION_OPS, PassResult, memory_pass
@@ -400,7 +400,7 @@ class AttentionResult(ResultMixin):
 
 def _ideal_time_s(g: Gpu, d: Dtype, flops: float, nbytes: float) -> float:
     """The guide's ideal: max(FLOPs / datasheet peak, bytes / datasheet bandwidth)."""
-    return max(flops / g.peak_flops(d), nbytes / g.memory_bandwidth_bytes_per_s)
+    return float(ideal_time_s(flops, nbytes, g, d))
 
 
 def _stream_time_s(g: Gpu, d: Dtype, nbytes: float) -> float:

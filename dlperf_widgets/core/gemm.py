@@ -79,6 +79,7 @@ __all__ = [
     "gemm_bytes",
     "gemm_flops",
     "gemm_sweep",
+    "ideal_time_s",
     "limiter",
     "overlap_time",
 ]
@@ -121,6 +122,16 @@ def attainable_flops_per_s(ai: Any, gpu: str | Gpu = "A100", dtype: str = "fp16"
         raise InvalidParameter(f"'ai' must be positive finite number(s) (got {describe(ai)})")
     out = np.minimum(g.peak_flops(dtype), a * g.memory_bandwidth_bytes_per_s)
     return float(out) if out.ndim == 0 else out
+
+
+def ideal_time_s(flops: Any, nbytes: Any, gpu: str | Gpu = "A100", dtype: Any = "fp16") -> Any:
+    """The guide's ideal (plain roofline) time: max(FLOPs / datasheet peak, bytes /
+    datasheet bandwidth), vectorised. Every 'ideal' or 'roofline' time the kit shows is this."""
+    g = _gpu(gpu)
+    return np.maximum(
+        np.asarray(flops, dtype=np.float64) / g.peak_flops(dtype),
+        np.asarray(nbytes, dtype=np.float64) / g.memory_bandwidth_bytes_per_s,
+    )
 
 
 def _f(x: Any) -> Any:
@@ -382,7 +393,7 @@ def gemm_sweep(
         best_se = np.where(best_gemv, 1.0, best_se)
     best_waves = wave_count(best_tiles, slots)
     best_we = np.where(best_gemv, 1.0, wave_efficiency(best_tiles, slots))
-    roof_time = np.maximum(flops / peak, nbytes / bw)
+    roof_time = ideal_time_s(flops, nbytes, g, d)
 
     def _shaped(a: Any) -> Any:
         return np.asarray(a).reshape(out_shape)

@@ -37,7 +37,7 @@ import numpy as np
 from ._validate import check_choice, check_int, describe
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
-from .gemm import gemm_sweep
+from .gemm import gemm_sweep, ideal_time_s
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .memlimited import memory_pass
@@ -400,7 +400,7 @@ def llm_inference(
     dec_bytes = weights_read + kv_total + kv_token * b
     memory_t = _stream_time_s(g, dec_bytes)
     step = max(math_t + dequant_t, memory_t)
-    ideal_step = max(dec_f / g.peak_flops("fp16"), dec_bytes / g.memory_bandwidth_bytes_per_s)
+    ideal_step = float(ideal_time_s(dec_f, dec_bytes, g, "fp16"))
     lim = "math" if math_t + dequant_t > memory_t else "memory"
     capacity = float(g.memory_bytes)
     free = capacity - wbytes

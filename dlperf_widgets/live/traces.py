@@ -32,6 +32,7 @@ from ..core.dtypes import dtype as _dtype
 from ..core.errors import DlperfError, InvalidParameter, UnknownGPU
 from ..core.gemm import gemm_sweep
 from ..core.gpus import Gpu, gpu
+from ..core.gpus import gpu as _gpu_of
 from ..core.results import ResultMixin
 from .device import match_gpu
 from .reconcile import ErrorSummary, error_summary, reconcile_gemm
@@ -594,7 +595,7 @@ def measured_gemms(gpu: str | Gpu, dtype: str) -> dict[str, Any]:
     ``bytes`` (numpy arrays, one entry per measurement) and ``traces`` (the names of the
     traces they come from). Empty arrays when no trace has any.
     """
-    return dict(_measured_table(_shipped_gpu(gpu).name, _dtype(dtype).name))
+    return dict(_measured_table(_gpu_of(gpu).name, _dtype(dtype).name))
 
 
 def measured_along(
@@ -610,7 +611,3 @@ def measured_along(
         if other != dim:
             sel &= t[other] == fixed[other]
     return {"x": t[dim][sel], "time_s": t["measured_time_s"][sel], "traces": t["traces"]}
-
-
-def _shipped_gpu(g: str | Gpu) -> Gpu:
-    return g if isinstance(g, Gpu) else gpu(g)
