@@ -21,7 +21,7 @@ from a publication, or is a documented default for a GPU without measurements.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,6 +31,7 @@ from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .gpus import Gpu, _read_csv
 from .gpus import gpu as _gpu
+from .local_calibration import local_constants
 from .results import ResultMixin
 
 __all__ = ["FIELDS", "Achievable", "achievable", "overlap_time"]
@@ -48,7 +49,8 @@ FIELDS = (
 class Achievable(ResultMixin):
     """The calibrated constants for one GPU and dtype, with where each came from.
 
-    ``basis`` is 'fitted' when the math and memory fractions and the kernel overhead were all
+    ``basis`` is 'local calibration of <device>, <date>' when ``dlperf calibrate`` measured
+    this device (:mod:`~dlperf_widgets.core.local_calibration`); otherwise 'fitted' when the math and memory fractions and the kernel overhead were all
     fitted to shipped measurements of this architecture, 'default' when any of them is a
     documented default, else 'published'. ``sources`` maps every constant (the misalignment
     penalties too) to the data-file row it came from.
@@ -134,7 +136,23 @@ def achievable(gpu: str | Gpu = "A100", dtype: str | Dtype = "fp16") -> Achievab
     g = _gpu(gpu)
     d = _dtype(dtype)
     unit = g.unit_for(d) if g.supports(d) else "cuda"
-    return _lookup(g.name, g.architecture, unit, d.name)
+    shipped = _lookup(g.name, g.architecture, unit, d.name)
+    local = local_constants(g.name, d.name)
+    if local is None:
+        return shipped
+    # A local calibration (core.local_calibration, made by 'dlperf calibrate') replaces the
+    # shipped constants it measured; the misalignment penalties stay the shipped ones.
+    basis = local["basis"]
+    if local["math_fraction"] is None:
+        basis += f" (math fraction: shipped, not measured in {d.name})"
+    return replace(
+        shipped,
+        math_fraction=local["math_fraction"] or shipped.math_fraction,
+        memory_fraction=local["memory_fraction"],
+        kernel_overhead_s=local["kernel_overhead_s"],
+        basis=basis,
+        sources={**shipped.sources, "local": basis},
+    )
 
 
 def overlap_time(math_time_s: Any, memory_time_s: Any) -> Any:

@@ -64,6 +64,7 @@ from .tiles import (
     wave_count,
     wave_efficiency,
 )
+from .uncertainty import error_band_for, format_time_range
 
 __all__ = [
     "LATENCY_SPLIT_K_DEPTH",
@@ -162,7 +163,11 @@ def _parallel_blocks(m: Any, n: Any, k: Any, batch: Any) -> Any:
 
 @dataclass(frozen=True)
 class GemmSweep(ResultMixin):
-    """Model of many GEMMs at once: every field is a numpy array (or a shared scalar)."""
+    """Model of many GEMMs at once: every field is a numpy array (or a shared scalar).
+
+    ``time_low_s`` and ``time_high_s`` bound each prediction's error band
+    (:mod:`~dlperf_widgets.core.uncertainty`); ``band_basis[band_index]`` is the sentence
+    saying what each band rests on."""
 
     m: Any
     n: Any
@@ -197,6 +202,10 @@ class GemmSweep(ResultMixin):
     roofline_time_s: Any
     predicted_time_s: Any
     predicted_flops_per_s: Any
+    time_low_s: Any
+    time_high_s: Any
+    band_basis: tuple[str, ...]
+    band_index: Any
 
     def __len__(self) -> int:
         return int(np.size(self.predicted_time_s))
@@ -418,6 +427,8 @@ def gemm_sweep(
     time_code = np.where(best_math >= memory_time, 0, 1)
     time_code[np.maximum(best_math, memory_time) < cal.kernel_overhead_s] = 2
     time_lim = _LIMITER_NAMES[time_code]
+    # Where measured GEMMs of the same regime fell around the prediction (core.uncertainty).
+    band = error_band_for(g, d, time_code, best_time, cal.basis)
     return GemmSweep(
         m=m,
         n=n,
@@ -452,6 +463,10 @@ def gemm_sweep(
         roofline_time_s=_shaped(roof_time),
         predicted_time_s=best_time,
         predicted_flops_per_s=flops / best_time,
+        time_low_s=band.low_s,
+        time_high_s=band.high_s,
+        band_basis=band.basis,
+        band_index=band.basis_index,
     )
 
 
@@ -478,7 +493,9 @@ class GemmResult(ResultMixin):
     GPU's ops:byte ratio); ``time_limiter`` says which term is the largest part of
     ``predicted_time_s`` (math, memory, or 'latency' when the kernel's fixed cost outweighs
     both) once tile, wave and alignment effects are counted. ``roofline_time_s`` is the
-    guide's ideal time; :meth:`steps` walks from it to the prediction.
+    guide's ideal time; :meth:`steps` walks from it to the prediction. ``time_low_s`` to
+    ``time_high_s`` is the band measured GEMMs of the same regime fell in around such a
+    prediction, and ``band_basis`` says what it rests on (:mod:`~dlperf_widgets.core.uncertainty`).
     """
 
     m: int
@@ -514,6 +531,9 @@ class GemmResult(ResultMixin):
     roofline_time_s: float
     predicted_time_s: float
     predicted_flops_per_s: float
+    time_low_s: float
+    time_high_s: float
+    band_basis: str
     findings: tuple[Finding, ...] = field(default=())
 
     _units: ClassVar[dict[str, str]] = {
@@ -526,6 +546,8 @@ class GemmResult(ResultMixin):
         "roofline_time_s": "s",
         "kernel_overhead_s": "s",
         "predicted_time_s": "s",
+        "time_low_s": "s",
+        "time_high_s": "s",
     }
 
     def _title(self) -> str:
@@ -579,6 +601,14 @@ class GemmResult(ResultMixin):
         add("overhead", None, self.predicted_time_s)
         return tuple(out)
 
+    def predicted_text(self) -> str:
+        """The predicted time with its band: '1.23 ms (0.98-1.45 ms, 80 % band from ...)'."""
+        return f"{format_quantity(self.predicted_time_s, 's')} ({self.band_text()})"
+
+    def band_text(self) -> str:
+        """The band alone: '0.98-1.45 ms, 80 % band from 452 H100-SXM rows (...)'."""
+        return f"{format_time_range(self.time_low_s, self.time_high_s)}, {self.band_basis}"
+
     def steps_table(self) -> str:
         """:meth:`steps` as an aligned text table."""
         lines = [f"{'step':<11} {'efficiency':>10} {'time':>11} {'adds':>11}"]
@@ -612,7 +642,7 @@ class GemmResult(ResultMixin):
                 f"{self.math_fraction:.0%} of peak, {self.memory_fraction:.0%} of bandwidth, "
                 f"+{self.kernel_overhead_s * 1e6:.1f} us per kernel ({self.calibration})",
             ),
-            ("predicted time", format_quantity(self.predicted_time_s, "s")),
+            ("predicted time", self.predicted_text()),
             ("predicted throughput", format_quantity(self.predicted_flops_per_s, "FLOP/s")),
         ]
         if self.alignment_efficiency < 1:
@@ -716,6 +746,9 @@ def gemm(
         roofline_time_s=float(s.roofline_time_s),
         predicted_time_s=float(s.predicted_time_s),
         predicted_flops_per_s=float(s.predicted_flops_per_s),
+        time_low_s=float(s.time_low_s),
+        time_high_s=float(s.time_high_s),
+        band_basis=s.band_basis[int(s.band_index)],
         findings=tuple(findings),
     )
 

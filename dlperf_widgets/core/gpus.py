@@ -18,6 +18,7 @@ from typing import Any
 from ._validate import check_int, check_number, closest, describe
 from .dtypes import DTYPES, Dtype, dtype
 from .errors import InvalidParameter, UnknownGPU
+from .local_calibration import local_entry
 from .results import ResultMixin, format_quantity
 
 __all__ = ["Gpu", "Peak", "custom_gpu", "gpu", "gpu_names", "gpus", "peak_unit", "register_gpu"]
@@ -327,7 +328,7 @@ def gpu(name: str | Gpu) -> Gpu:
     if not isinstance(name, str) or not name.strip():
         raise InvalidParameter(f"'gpu' must be a GPU name such as 'A100' (got {describe(name)})")
     index = _index()
-    hit = index.get(_norm(name))
+    hit = index.get(_norm(name)) or _local_gpu(name)
     if hit is not None:
         return hit
     options = sorted({g.name for g in index.values()} | set(index))
@@ -337,6 +338,48 @@ def gpu(name: str | Gpu) -> Gpu:
     raise UnknownGPU(
         f"'gpu' must be a known GPU (got {describe(name)}){hint}; 'dlperf gpus' lists them all"
     )
+
+
+_local_built: dict[str, Any] = {"entry": None, "gpu": None}
+
+
+def _local_gpu(name: str) -> Gpu | None:
+    """The device entry saved by ``dlperf calibrate`` (a CPU, or a GPU the database lacks),
+    when ``name`` is its name or an alias (core.local_calibration); else None."""
+    entry = local_entry()
+    if entry is None:
+        return None
+    if entry is not _local_built["entry"]:
+        try:
+            built: Gpu | None = Gpu(
+                name=str(entry["name"]),
+                architecture=str(entry["architecture"]),
+                sms=int(entry["sms"]),
+                boost_clock_mhz=float(entry["boost_clock_mhz"]),
+                l2_bytes=int(entry.get("l2_bytes") or 0),
+                memory_bytes=int(entry.get("memory_bytes") or 0),
+                memory_bandwidth_bytes_per_s=float(entry["memory_bandwidth_bytes_per_s"]),
+                aliases=tuple(str(a) for a in entry.get("aliases") or ()),
+                source="local calibration ('dlperf calibrate')",
+                notes=str(entry.get("notes") or ""),
+                peaks=tuple(
+                    Peak(
+                        str(p["unit"]),
+                        str(p["dtype"]),
+                        int(p["fma_per_clk_per_sm"]),
+                        float(p["clock_mhz"]),
+                        float(p["flops_per_s"]),
+                    )
+                    for p in entry["peaks"]
+                ),
+            )
+        except (KeyError, TypeError, ValueError):
+            built = None  # a damaged entry: the name stays unknown
+        _local_built.update(entry=entry, gpu=built)
+    g = _local_built["gpu"]
+    if g is None or _norm(name) not in {_norm(n) for n in (g.name, *g.aliases)}:
+        return None
+    return g
 
 
 def custom_gpu(
