@@ -9,9 +9,14 @@ set DLPERF_HYPOTHESIS=random to search at random there too.
 from __future__ import annotations
 
 import os
+import tempfile
 
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI") and os.environ.get("DLPERF_HYPOTHESIS") != "random":
     settings.load_profile("ci")
+
+# A local calibration saved on this machine ('dlperf calibrate') must not change what the tests
+# see: every test, and every process they start, reads an empty configuration folder.
+os.environ["DLPERF_CONFIG_DIR"] = tempfile.mkdtemp(prefix="dlperf-test-config-")

@@ -7,8 +7,8 @@ the shipped traces' GEMMs: the central :data:`COVERAGE` share of them lies betwe
 ``low_ratio`` and ``high_ratio`` times the prediction. A prediction's band is its time
 times those two ratios.
 
-Lookup falls back from the full regime to coarser ones of the same architecture and dtype
-class (any size, then any bound) when a regime has fewer than the file's minimum rows. A GPU
+A regime with fewer than the file's minimum rows shares one band with the other thin
+regimes of its architecture and dtype class, made of their rows together. A GPU
 whose architecture has no shipped trace in that dtype class, and a GPU the model prices with
 a local calibration (the shipped residuals describe the shipped constants), get the widest
 band of any regime, and the band's basis says so.
@@ -20,6 +20,7 @@ the traces change (``tests/core/test_uncertainty.py`` fails until it is).
 
 from __future__ import annotations
 
+import csv
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -28,9 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from ._validate import as_floats, describe
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
-from .gpus import Gpu, _read_csv
+from .errors import InvalidParameter
+from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .results import ResultMixin
 
@@ -40,13 +43,17 @@ __all__ = [
     "DTYPE_CLASSES",
     "MIN_ROWS",
     "SIZE_BANDS",
+    "BandTable",
     "ErrorBand",
+    "band_limits",
+    "band_ratios",
     "band_rows_csv",
     "dtype_class",
     "error_band",
     "error_band_for",
     "fit_bands",
     "format_time_range",
+    "parse_bands",
     "size_band_codes",
 ]
 
@@ -89,10 +96,25 @@ def size_band_codes(predicted_time_s: Any) -> Any:
 
 
 # -- building the table (tools/make_error_bands.py) ----------------------------------------
+def band_limits(ratio: Any, coverage: float = COVERAGE) -> tuple[float, float]:
+    """The band of ``coverage`` from n measured / predicted ratios: the order statistics of
+    rank floor((n + 1) a) and ceil((n + 1) (1 - a)), a = (1 - coverage) / 2. For a new
+    measurement drawn like these, the chance it falls inside is at least ``coverage`` (the
+    split-conformal rule, Lei et al. 2018, "Distribution-free predictive inference for
+    regression", JASA); plain percentiles of 30 rows would hold about 75 %."""
+    r = np.sort(np.asarray(ratio, dtype=np.float64))
+    n = r.size
+    a = (1 - coverage) / 2
+    lo_rank = max(int(np.floor((n + 1) * a)), 1)
+    hi_rank = min(int(np.ceil((n + 1) * (1 - a))), n)
+    return float(r[lo_rank - 1]), float(r[hi_rank - 1])
+
+
 def _quantile_row(
     arch: str, dclass: str, bound: str, size: str, ratio: Any, gpus: Iterable[str], cov: float
 ) -> dict[str, Any]:
-    lo, med, hi = np.quantile(ratio, [(1 - cov) / 2, 0.5, (1 + cov) / 2])
+    lo, hi = band_limits(ratio, cov)
+    med = np.median(ratio)
     return {
         "architecture": arch,
         "dtype_class": dclass,
@@ -117,9 +139,10 @@ def fit_bands(
     coverage: float = COVERAGE,
     min_rows: int = MIN_ROWS,
 ) -> list[dict[str, Any]]:
-    """Band rows from residuals: one per regime with at least ``min_rows`` measurements,
-    at every level the lookup uses (full regime, any size, any bound, any bound and size),
-    plus the ``widest`` row: the lowest low and highest high ratio of every regime row."""
+    """Band rows from residuals, per architecture and dtype class: one per regime (bound,
+    size band) with at least ``min_rows`` measurements; one (bound and size '*') for the
+    rows of the other regimes together (every row of the class when those are fewer than
+    ``min_rows``); and the ``widest`` row: the lowest low and highest high ratio of all."""
     arch = np.asarray(architecture, dtype=object)
     dcl = np.asarray(dtype_classes, dtype=object)
     bnd = np.asarray(bound, dtype=object)
@@ -130,16 +153,18 @@ def fit_bands(
     out: list[dict[str, Any]] = []
     for a, c in sorted(set(zip(arch.tolist(), dcl.tolist(), strict=True))):
         base = (arch == a) & (dcl == c)
-        levels = [(b, s) for b in BOUNDS for s in SIZE_BANDS]
-        levels += [(b, ANY) for b in BOUNDS] + [(ANY, s) for s in SIZE_BANDS] + [(ANY, ANY)]
-        for b, s in levels:
-            sel = base.copy()
-            if b != ANY:
-                sel &= bnd == b
-            if s != ANY:
-                sel &= size == s
-            if int(sel.sum()) >= min_rows:
-                out.append(_quantile_row(a, c, b, s, ratio[sel], names[sel], coverage))
+        rest = base.copy()  # rows of regimes too thin for a band of their own
+        for b in BOUNDS:
+            for s in SIZE_BANDS:
+                sel = base & (bnd == b) & (size == s)
+                if int(sel.sum()) >= min_rows:
+                    out.append(_quantile_row(a, c, b, s, ratio[sel], names[sel], coverage))
+                    rest &= ~sel
+        # The other regimes share one band, made of their own rows: pooling every row would
+        # let the well-measured regimes set it. Too few of those: every row of the class.
+        pool = rest if int(rest.sum()) >= min_rows else base
+        if int(pool.sum()) >= min_rows:
+            out.append(_quantile_row(a, c, ANY, ANY, ratio[pool], names[pool], coverage))
     if out:
         out.append(
             {
@@ -183,12 +208,14 @@ def band_rows_csv(rows: Iterable[dict[str, Any]]) -> str:
 
 # -- reading and lookup ---------------------------------------------------------------------
 @dataclass(frozen=True)
-class _Table:
+class BandTable:
+    """Band rows keyed by (architecture, dtype_class, bound, size_band), and their coverage."""
+
     coverage: float
     rows: dict[tuple[str, str, str, str], dict[str, Any]]
 
 
-def _parse(records: Iterable[dict[str, str]], coverage: float) -> _Table:
+def _parse(records: Iterable[dict[str, str]], coverage: float) -> BandTable:
     rows = {}
     for r in records:
         key = (r["architecture"], r["dtype_class"], r["bound"], r["size_band"])
@@ -198,20 +225,25 @@ def _parse(records: Iterable[dict[str, str]], coverage: float) -> _Table:
             "high_ratio": float(r["high_ratio"]),
             "gpus": tuple(g for g in r["gpus"].split(";") if g),
         }
-    return _Table(coverage, rows)
+    return BandTable(coverage, rows)
 
 
-@functools.lru_cache(maxsize=1)
-def _table() -> _Table:
-    path = resources.files("dlperf_widgets.core.data").joinpath("error_bands.csv")
-    if not path.is_file():  # before tools/make_error_bands.py first ran: every band unknown
-        return _Table(COVERAGE, {})
-    text = path.read_text("utf-8")
+def parse_bands(text: str) -> BandTable:
+    """A band table from the text of an error_bands.csv (its '# coverage:' line included)."""
     coverage = COVERAGE
     for line in text.splitlines():
         if line.startswith("# coverage:"):
             coverage = float(line.split(":", 1)[1].split()[0]) / 100
-    return _parse(_read_csv("error_bands.csv"), coverage)
+    body = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return _parse(csv.DictReader(body), coverage)
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> BandTable:
+    path = resources.files("dlperf_widgets.core.data").joinpath("error_bands.csv")
+    if not path.is_file():  # before tools/make_error_bands.py first ran: every band unknown
+        return BandTable(COVERAGE, {})
+    return parse_bands(path.read_text("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -249,6 +281,8 @@ def _describe(
     traced = ", ".join(row["gpus"])
     own = "" if gpu_name in row["gpus"] else f"; none of {gpu_name} itself"
     where = ", ".join(x for x in (DTYPE_CLASSES[dclass], f"{bound}-bound", size) if ANY not in x)
+    if bound == ANY:
+        where += "; this regime has too few rows for a band of its own"
     return f"{cov * 100:.0f} % band from {row['rows']} {traced} rows ({where}{own})"
 
 
@@ -256,9 +290,14 @@ def _describe(
 def _regime_table(
     gpu_name: str, architecture: str, dclass: str, local: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
+    return _cells(_table(), gpu_name, architecture, dclass, local)
+
+
+def _cells(
+    t: BandTable, gpu_name: str, architecture: str, dclass: str, local: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
     """(low ratio, high ratio, sentence index) per (bound, size) cell as 3 x 4 arrays, and
     the sentences saying what each band rests on."""
-    t = _table()
     widest = t.rows.get((WIDEST, ANY, ANY, ANY))
     low = np.full((len(BOUNDS), len(SIZE_BANDS)), np.nan)
     high = low.copy()
@@ -267,7 +306,7 @@ def _regime_table(
     for i, b in enumerate(BOUNDS):
         for j, s in enumerate(SIZE_BANDS):
             row, shown = None, (b, s)
-            for key in () if local else ((b, s), (b, ANY), (ANY, s), (ANY, ANY)):
+            for key in () if local else ((b, s), (ANY, ANY)):
                 row, shown = t.rows.get((architecture, dclass, *key)), key
                 if row is not None:
                     break
@@ -310,8 +349,30 @@ def error_band(
     g = _gpu(gpu)
     d = _dtype(dtype)
     unit = g.unit_for(d) if g.supports(d) else "cuda"
-    codes = np.vectorize(BOUNDS.index, otypes=[np.int64])(np.asarray(bound))
-    return _band(g, d.name, unit, codes, predicted_time_s, local)
+    b = np.asarray(bound)
+    bad = ~np.isin(b, BOUNDS)
+    if bad.any():
+        raise InvalidParameter(
+            f"'bound' must be one of {', '.join(BOUNDS)} (got {describe(b[bad].flat[0].item())})"
+        )
+    codes = np.select([b == name for name in BOUNDS], range(len(BOUNDS)))
+    t = as_floats("predicted_time_s", predicted_time_s, "positive finite number(s)")
+    if not np.all(np.isfinite(t)) or np.any(t <= 0):
+        raise InvalidParameter(
+            f"'predicted_time_s' must be positive finite number(s) (got {describe(predicted_time_s)})"
+        )
+    return _band(g, d.name, unit, codes, t if t.ndim else float(t), local)
+
+
+def band_ratios(
+    table: BandTable, architecture: str, dclass: str, bound_codes: Any, predicted_time_s: Any
+) -> tuple[Any, Any]:
+    """(low, high) ratios of ``table`` for each prediction, by the lookup the model uses;
+    for checking bands built from part of the traces on the rest of them."""
+    low, high, _, _ = _cells(table, "", architecture, dclass, "")
+    sizes = size_band_codes(predicted_time_s)
+    codes = np.asarray(bound_codes)
+    return low[codes, sizes], high[codes, sizes]
 
 
 def error_band_for(g: Gpu, d: Dtype, bound_codes: Any, predicted: Any, basis: str) -> ErrorBand:
