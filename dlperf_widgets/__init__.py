@@ -71,6 +71,8 @@ _LAZY: dict[str, str] = {
     "pipeline_schedule": "dlperf_widgets.core.scaleout",
     "Fp8ScalingExplorer": "dlperf_widgets.widgets",
     "StepTimeCalculator": "dlperf_widgets.widgets",
+    # the device at hand: fit the model's constants to it (torch)
+    "calibrate": "dlperf_widgets.live.calibrate",
 }
 
 __all__ = [

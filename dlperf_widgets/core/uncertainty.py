@@ -315,7 +315,7 @@ def _cells(
             else:
                 row = widest
                 why = (
-                    f"the model uses {local}, which the shipped traces do not describe"
+                    "the model uses a local calibration, which the shipped traces do not describe"
                     if local
                     else f"no shipped trace of {architecture} GPUs has enough "
                     f"{DTYPE_CLASSES[dclass]} rows"
@@ -379,7 +379,7 @@ def error_band_for(g: Gpu, d: Dtype, bound_codes: Any, predicted: Any, basis: st
     """:func:`error_band` for the GEMM model: ``bound_codes`` index :data:`BOUNDS`;
     ``basis`` is the calibration's (a local one gets the widest band)."""
     unit = g.unit_for(d) if g.supports(d) else "cuda"
-    local = basis if basis.startswith("local") else ""
+    local = "local" if basis.startswith("local") else ""
     return _band(g, d.name, unit, np.asarray(bound_codes), predicted, local)
 
 
