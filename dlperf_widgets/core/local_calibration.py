@@ -84,10 +84,12 @@ def _check(data: Any) -> str:
             ("memory_fraction", _FRACTION_MAX),
             ("kernel_overhead_s", _OVERHEAD_MAX_S),
         ):
-            v = c.get(key)
-            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            if not ok or not (0 <= v <= top) or (key != "kernel_overhead_s" and v == 0):
-                return f"its {key} for {dt!r} is not a number in (0, {top:g}] (got {v!r})"[:200]
+            raw: Any = c.get(key)
+            number = isinstance(raw, (int, float)) and not isinstance(raw, bool)
+            v = float(raw) if number else math.nan
+            low_ok = key == "kernel_overhead_s" or v > 0
+            if not (math.isfinite(v) and 0 <= v <= top and low_ok):
+                return f"its {key} for {str(dt)[:40]!r} is not a number in (0, {top:g}]"
     entry = data.get("entry")
     if entry is not None:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
