@@ -67,8 +67,10 @@ def plot_roofline(
     span ``ai_range`` x ``flops_range`` (widened to fit the peak and the operations), the
     same for every GPU, so that rooflines of two GPUs compare at a glance.
     Returns :class:`Artists` with ``roof``, ``ridge``, ``ridge_label``, ``peak_label``,
-    ``title``, ``points``, ``labels`` and ``measured`` (hollow markers for measurements,
-    empty until :func:`set_measured` fills them).
+    ``title``, ``points``, ``labels``, ``errorbars`` (one vertical bar per operation that
+    carries an error band: FLOPs over ``time_high_s`` to FLOPs over ``time_low_s``) and
+    ``measured`` (hollow markers for measurements, empty until :func:`set_measured` fills
+    them).
     """
     if ax is None:
         ax = new_axes()
@@ -82,6 +84,12 @@ def plot_roofline(
     ridge_line = ax.axvline(1.0, color=COLORS["ridge"], linestyle="--", linewidth=1, zorder=1)
     ridge_label = ax.text(1, 1, "", color=COLORS["ridge"], fontsize=9, va="bottom", ha="left")
     measured = measured_markers(ax, 4, alpha=0.45, zorder=1.5)
+    # Error bars of the model's points: the throughput at either end of each prediction's
+    # band (core.uncertainty), where a result carries one.
+    from matplotlib.collections import LineCollection
+
+    errorbars = LineCollection([], colors=COLORS["model"], linewidths=1.6, alpha=0.7, zorder=3.8)
+    ax.add_collection(errorbars)
     peak_label = ax.text(ai_range[1] / 1.2, 1, "", fontsize=9, ha="right", va="bottom")
     ax.set_xlim(*ai_range)
     ax.set_ylim(*flops_range)
@@ -97,6 +105,7 @@ def plot_roofline(
         points=[],
         labels=[],
         measured=measured,
+        errorbars=errorbars,
         flops_range=flops_range,
     )
     update_roof(artists, gpu, dtype)
@@ -232,6 +241,14 @@ def set_points(
         t.set_horizontalalignment("right" if right else "left")
         t.set_text(text)
         t.set_color(color)
+    bars = []
+    for r in ops:
+        low, high = getattr(r, "time_low_s", None), getattr(r, "time_high_s", None)
+        if low and high and np.isfinite(low) and np.isfinite(high):
+            x = r.arithmetic_intensity
+            bars.append([(x, r.flops / high), (x, r.flops / low)])
+    if getattr(artists, "errorbars", None) is not None:
+        artists.errorbars.set_segments(bars)
     return created
 
 

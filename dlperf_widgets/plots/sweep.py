@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core._validate import describe
 from ..core.errors import InvalidParameter
+from ..core.uncertainty import COVERAGE
 from ._artists import Artists
 from .style import (
     COLORS,
@@ -95,8 +96,10 @@ def plot_sweep(
     ``measured`` times are overlaid as markers in the 'time' view (see
     :func:`measured_points`; a mapping may name them with a ``label``). The guide's ideal
     time (datasheet roofline) is a dotted line under the model's prediction.
-    Returns :class:`Artists` with ``model`` (line), ``misaligned`` (markers or a line),
-    ``ideal`` (line), ``measured`` (markers), ``legend`` and ``title``.
+    A shaded band around the model line is its error band (``time_low_s`` to
+    ``time_high_s``: where measured GEMMs of the same regime fell, :mod:`~dlperf_widgets.core.uncertainty`).
+    Returns :class:`Artists` with ``band`` (shaded area), ``model`` (line), ``misaligned``
+    (markers or a line), ``ideal`` (line), ``measured`` (markers), ``legend`` and ``title``.
     """
     if ax is None:
         ax = new_axes()
@@ -108,8 +111,11 @@ def plot_sweep(
         [], [], color=COLORS["roof"], linestyle=":", linewidth=1.2, label="ideal (roofline)"
     )
     meas = measured_markers(ax, 6, zorder=4)
+    # The model's error band (core.uncertainty): where measured GEMMs of the same regime fell.
+    band = ax.fill_between([], [], [], color=COLORS["model"], alpha=0.16, linewidth=0, zorder=1)
     artists = Artists(
         ax=ax,
+        band=band,
         model=model,
         misaligned=mis,
         ideal=ideal,
@@ -150,6 +156,8 @@ def update_sweep(
         my = mt / scale
         ideal = np.asarray(sweep.roofline_time_s, dtype=float).ravel() / scale
         ylabel = f"{'time' if mt.size else 'predicted time'} ({unit})"
+        low, high = _band(sweep, shape)
+        low, high = low / scale, high / scale
     else:
         y = np.asarray(sweep.predicted_flops_per_s, dtype=float).ravel()
         mx, my = mx[:0], mt[:0]  # measurements are times: they appear in the 'time' view
@@ -158,6 +166,9 @@ def update_sweep(
             / np.asarray(sweep.roofline_time_s, dtype=float).ravel()
         )
         ylabel = "predicted throughput (FLOP/s)"
+        flops = np.broadcast_to(np.asarray(sweep.flops, dtype=float), shape).ravel()
+        t_low, t_high = _band(sweep, shape)
+        low, high = flops / t_high, flops / t_low  # the slow end of the band is the low rate
     aligned = (
         np.broadcast_to(np.asarray(sweep.alignment_efficiency, dtype=float), shape).ravel() >= 1
     )
@@ -180,11 +191,27 @@ def update_sweep(
         mis.set_label("model, other sizes")
     ideal = np.broadcast_to(ideal, x.shape)
     artists.ideal.set_data(x, ideal)
+    # The band follows the model line (the aligned sizes when two lines are drawn).
+    on = (
+        slice(None)
+        if artists.model.get_xdata() is None or len(artists.model.get_xdata()) == x.size
+        else aligned
+    )
+    order = np.argsort(x[on], kind="stable")
+    finite = np.isfinite(low[on][order]) & np.isfinite(high[on][order])
+    if finite.all():
+        artists.band.set_data(x[on][order], low[on][order], high[on][order])
+        artists.band.set_label(f"model's {COVERAGE * 100:.0f} % band (measured scatter)")
+    else:
+        artists.band.set_data([], [], [])
+        high = np.zeros_like(high)
     artists.measured.set_data(mx, my)
     label = measured.get("label") if isinstance(measured, Mapping) else None
     artists.measured.set_label(str(label) if label else "measured")
     ax.set_title(f"GEMM {_shape(sweep, dim)} ({sweep.dtype}) on {sweep.gpu}, {dim.upper()} swept")
-    top = max(float(y.max()), float(ideal.max()), float(my.max()) if my.size else 0.0) * 1.05
+    band_top = float(np.nanmax(high)) if np.isfinite(high).any() else 0.0
+    top = max(float(y.max()), float(ideal.max()), float(my.max()) if my.size else 0.0, band_top)
+    top *= 1.05
     xlim = (float(x.min()), float(x.max()) if x.max() > x.min() else float(x.min()) + 1)
     ylim = (0.0, nice_ceiling(top) if top > 0 else 1.0)
     xlabel = f"{dim.upper()} (elements)"
@@ -201,6 +228,8 @@ def update_sweep(
         ax.set_ylabel(ylabel)
         ax.yaxis.set_major_formatter(_plain() if quantity == "time" else si_formatter())
     shown = [a for a in (artists.model, mis, artists.ideal, artists.measured) if len(a.get_xdata())]
+    if artists.band.get_paths() and len(artists.band.get_paths()[0].vertices):
+        shown.insert(1, artists.band)
     key = tuple((id(a), a.get_label()) for a in shown)
     if artists.legend is None or getattr(artists, "legend_key", None) != key:
         if artists.legend is not None:
@@ -208,6 +237,19 @@ def update_sweep(
         artists.legend = ax.legend(handles=shown, loc="lower right")
         artists.legend_key = key
     return changed
+
+
+def _band(sweep: Any, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The sweep's band ends in seconds, flat (NaN where it has none)."""
+    low = getattr(sweep, "time_low_s", None)
+    high = getattr(sweep, "time_high_s", None)
+    if low is None or high is None:
+        nan = np.full(int(np.prod(shape)), np.nan)
+        return nan, nan.copy()
+    return (
+        np.broadcast_to(np.asarray(low, dtype=float), shape).ravel(),
+        np.broadcast_to(np.asarray(high, dtype=float), shape).ravel(),
+    )
 
 
 def _plain() -> Any:

@@ -104,7 +104,16 @@ class GemmExplorer(Explorer):
             self._artists = plot_roofline(g, result.dtype, view.ax, ops=[result])
             a = self._artists
             view.set_dynamic(
-                [a.roof, a.ridge, a.ridge_label, a.peak_label, a.title, *a.points, *a.labels]
+                [
+                    a.roof,
+                    a.ridge,
+                    a.ridge_label,
+                    a.peak_label,
+                    a.title,
+                    a.errorbars,
+                    *a.points,
+                    *a.labels,
+                ]
             )
             view.redraw(full=True)
             return
@@ -126,6 +135,7 @@ def _summary_html(r: GemmResult) -> str:
         f" FLOP/B {compare} ops:byte <span class='dlperf-opb'>{r.ops_per_byte:.1f}</span>"
         f" FLOP/B: <b class='dlperf-limiter'>{html.escape(bound)}</b>; predicted "
         f"<b class='dlperf-time'>{html.escape(format_quantity(r.predicted_time_s, 's'))}</b>"
+        f" <span class='dlperf-band'>({html.escape(r.band_text())}; the bar on the point)</span>"
         "</div>"
     )
     return head + r._repr_html_()

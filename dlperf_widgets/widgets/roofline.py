@@ -171,6 +171,7 @@ class Roofline(Explorer):
             a.peak_label,
             a.title,
             a.measured,
+            a.errorbars,
             *a.points,
             *a.labels,
         ]

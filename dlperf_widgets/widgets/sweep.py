@@ -242,7 +242,7 @@ class DimensionSweep(Explorer):
         a = self._artists
         # lines, legend and title are redrawn on the kept axes unless an axis moved
         view.set_dynamic(
-            [a.model, a.misaligned, a.ideal, a.measured, a.legend, a.title],
+            [a.band, a.model, a.misaligned, a.ideal, a.measured, a.legend, a.title],
             keep_background=not full,
         )
         view.redraw(full=full)
@@ -259,5 +259,13 @@ def _summary_html(s: GemmSweep, dim: str) -> str:
         f"{len(s):,} sizes of {name}; fastest {name} = <b class='dlperf-fastest'>{x[fast]}</b> "
         f"({html.escape(format_quantity(t[fast], 's'))}), slowest {name} = {x[slow]} "
         f"({html.escape(format_quantity(t[slow], 's'))}); "
-        f"{int((~aligned).sum()):,} of {t.size:,} sizes miss the 16-byte alignment.</div>"
+        f"{int((~aligned).sum()):,} of {t.size:,} sizes miss the 16-byte alignment. "
+        f"Shaded: {_band_note(s)}.</div>"
     )
+
+
+def _band_note(s: GemmSweep) -> str:
+    """What the shaded band rests on: the distinct sentences along the sweep (at most 3)."""
+    used = [s.band_basis[i] for i in dict.fromkeys(np.asarray(s.band_index).ravel().tolist())]
+    more = f"; and {len(used) - 3} more" if len(used) > 3 else ""
+    return html.escape("; ".join(used[:3]) + more)

@@ -52,3 +52,16 @@ def test_several_ops_and_low_points_widen_the_axis():
     assert [t.get_text() for t in a.labels] == ["tiny", "big"]
     assert a.ax.get_ylim()[0] < ops[0].predicted_flops_per_s
     assert len(a.flat()) >= 6
+
+
+def test_points_carry_their_error_bars():
+    """Each GEMM's bar spans FLOPs / time_high_s to FLOPs / time_low_s at its intensity."""
+    rs = [gemm(4096, 4096, 4096, dtype="bf16", gpu="H100-SXM"), gemm(8192, 128, 8192, gpu="A100")]
+    a = plot_roofline("H100-SXM", "bf16", ops=rs)
+    segs = a.errorbars.get_segments()
+    assert len(segs) == 2
+    for seg, r in zip(segs, rs, strict=True):
+        (x0, y0), (x1, y1) = seg
+        assert x0 == x1 == pytest.approx(r.arithmetic_intensity)
+        assert y0 == pytest.approx(r.flops / r.time_high_s)
+        assert y1 == pytest.approx(r.flops / r.time_low_s)

@@ -35,7 +35,12 @@ def test_long_sweep_splits_aligned_and_other_sizes():
     assert len(a.misaligned.get_xdata()) == 4096 - full_rate
     assert a.ax.get_ylabel() == "predicted throughput (FLOP/s)"
     labels = [t.get_text() for t in a.legend.get_texts()]
-    assert labels == ["model, 16-byte aligned sizes", "model, other sizes", "ideal (roofline)"]
+    assert labels == [
+        "model, 16-byte aligned sizes",
+        "model's 80 % band (measured scatter)",
+        "model, other sizes",
+        "ideal (roofline)",
+    ]
     # the ideal line is the guide's roofline: FLOPs over max(math at peak, bytes at bandwidth)
     np.testing.assert_allclose(a.ideal.get_ydata(), s.flops / s.roofline_time_s)
 
@@ -60,3 +65,21 @@ def test_time_axis_says_measured_when_points_are_overlaid():
     s = gemm_sweep(1024, 1024, np.arange(4000, 4201), gpu="V100")
     assert plot_sweep(s, measured=[(4096, 1e-4)]).ax.get_ylabel().startswith("time (")
     assert plot_sweep(s).ax.get_ylabel().startswith("predicted time (")
+
+
+def test_band_is_shaded_between_the_sweeps_band_ends():
+    """The shaded area spans time_low_s to time_high_s of every size (in the plotted unit),
+    and in the throughput view FLOPs over those times (the slow end is the low rate)."""
+    s = gemm_sweep(1024, 1024, np.arange(4000, 4201), gpu="V100")
+    a = plot_sweep(s)
+    verts = a.band.get_paths()[0].vertices
+    top = {round(x, 6): y for x, y in verts[: len(verts) // 2]}
+    ys = verts[:, 1]
+    assert ys.min() == pytest.approx(np.min(s.time_low_s) * 1e6)
+    assert ys.max() == pytest.approx(np.max(s.time_high_s) * 1e6)
+    assert top  # a real polygon
+    a = plot_sweep(s, quantity="throughput")
+    ys = a.band.get_paths()[0].vertices[:, 1]
+    assert ys.min() == pytest.approx(np.min(s.flops / s.time_high_s))
+    assert ys.max() == pytest.approx(np.max(s.flops / s.time_low_s))
+    assert "80 % band" in [t.get_text() for t in a.legend.get_texts()][1]

@@ -167,3 +167,17 @@ def test_mimebundle_has_a_static_fallback(close_after):
     snap = w.snapshot()
     assert "dlperf-ai" in snap._repr_html_()
     assert snap._repr_png_()[:4] == b"\x89PNG"
+
+
+def test_predicted_time_shows_its_band(close_after):
+    """The summary gives the predicted time with its band and basis (the A100 has no shipped
+    trace: the widest band, said so), and the point carries its error bar."""
+    from dlperf_widgets.core.gemm import gemm
+
+    w = GemmExplorer(m=4096, n=4096, k=4096, dtype="fp16", gpu="A100")
+    close_after(w)
+    r = gemm(4096, 4096, 4096, dtype="fp16", gpu="A100")
+    assert "widest band" in w.output.value and "no shipped trace" in w.output.value
+    (x0, y0), (_, y1) = w._artists.errorbars.get_segments()[0]
+    assert y0 == pytest.approx(r.flops / r.time_high_s)
+    assert y1 == pytest.approx(r.flops / r.time_low_s)

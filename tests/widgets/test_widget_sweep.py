@@ -161,3 +161,14 @@ def test_shipped_measurements_are_overlaid_when_the_gpu_has_some(close_after):
     assert len(off._artists.measured.get_xdata()) == 0
     with pytest.raises(InvalidParameter, match="'traces' must be True or False"):
         DimensionSweep(traces="yes")
+
+
+def test_band_is_drawn_and_its_basis_named(close_after):
+    """The default K sweep (V100 fp16) shades the model's band and the summary says what
+    it rests on: the V100 rows of the shipped traces."""
+    w = DimensionSweep()
+    close_after(w)
+    verts = w._artists.band.get_paths()[0].vertices
+    assert verts[:, 1].max() == pytest.approx(np.max(w.result.time_high_s) * 1e6)
+    assert "Shaded: 80 % band from" in w.output.value
+    assert "V100-SXM2-16GB rows" in w.output.value
