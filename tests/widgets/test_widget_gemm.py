@@ -178,6 +178,6 @@ def test_predicted_time_shows_its_band(close_after):
     close_after(w)
     r = gemm(4096, 4096, 4096, dtype="fp16", gpu="A100")
     assert "widest band" in w.output.value and "no shipped trace" in w.output.value
-    (x0, y0), (_, y1) = w._artists.errorbars.get_segments()[0]
+    (_x0, y0), (_x1, y1) = w._artists.errorbars.get_segments()[0]
     assert y0 == pytest.approx(r.flops / r.time_high_s)
     assert y1 == pytest.approx(r.flops / r.time_low_s)
