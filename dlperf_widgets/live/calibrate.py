@@ -10,9 +10,9 @@ A short suite runs on this machine's GPU, or on its CPU when there is none:
   median of repeats, cache flushed between them).
 
 Three physical constants are then fitted, as ``benchmarks/fit_calibration.py`` fits them to
-the shipped traces: the memory fraction is the stream copy's bandwidth over the device's
-datasheet bandwidth; the math fraction and the fixed cost per kernel are the pair with the
-least mean |log(predicted / measured)| over the **fit** shapes. The **held-out** shapes (one
+the shipped traces: the math fraction, the memory fraction and the fixed cost per kernel with
+the least mean |log(predicted / measured)| over the **fit** shapes, the memory fraction
+searched around the stream copy's share of the datasheet bandwidth (a quarter to twice it). The **held-out** shapes (one
 of each regime, and every misaligned one) are not used by the fit: their error is the
 calibration's honest figure.
 
@@ -25,7 +25,7 @@ after the processor: its threads stand for SMs, its nominal FP32 peak is threads
 FLOP per cycle from the vector units the processor reports (AVX-512: 64, AVX2 with FMA: 32,
 AVX: 16, else 8; two FMA pipes per core, as Intel's optimization manual gives for its server
 cores), FP64 at half that, and its "datasheet" bandwidth is the stream copy measured here, so
-its memory fraction is 1 by construction. The GPU model's tiles and waves are then applied to
+its memory fraction says how a GEMM's streaming compares with a plain copy. The GPU model's tiles and waves are then applied to
 it as they are: the fitted constants absorb what differs, and the held-out error says how
 well that works.
 """
@@ -128,6 +128,8 @@ _STREAM_BYTES = {"cuda": 512 * 2**20, "cpu": 64 * 2**20}
 # to 10 ms, log-spaced: a CPU's fixed cost per call is microseconds, a GPU's about 5 us).
 _MATH_GRID = np.geomspace(0.01, 1.5, 241)
 _OVERHEAD_GRID_S = np.concatenate([[0.0], np.geomspace(1e-7, 1e-2, 201)])
+_MEMORY_SCALE_GRID = np.geomspace(0.25, 2.0, 25)  # times the stream copy's share
+_FRACTION_MAX = 2.0  # the most a saved fraction may be (core.local_calibration)
 
 # FP32 FLOP per clock per core by vector extension (two FMA pipes: 2 pipes x lanes x 2).
 _CPU_FLOP_PER_CYCLE = (("avx512f", 64), ("avx2", 32), ("avx", 16))
@@ -373,16 +375,37 @@ def _datasheet_terms(g: Gpu, dname: str, shapes: list[tuple[str, int, int, int, 
     return math_t, mem_t, np.asarray(sw.predicted_time_s, dtype=np.float64)
 
 
-def _fit(math_t: Any, mem_t: Any, measured: Any, memory_fraction: float) -> tuple[float, float]:
-    """The (math fraction, fixed cost) pair of the grids with the least mean |log error|."""
-    work = overlap_time(
-        math_t[None, :] / _MATH_GRID[:, None],
-        np.broadcast_to(mem_t / memory_fraction, (len(_MATH_GRID), len(mem_t))),
-    )
-    pred = work[:, None, :] + _OVERHEAD_GRID_S[None, :, None]
-    score = np.mean(np.abs(np.log(pred / measured)), axis=2)
-    i, j = np.unravel_index(int(np.argmin(score)), score.shape)
-    return float(_MATH_GRID[i]), float(_OVERHEAD_GRID_S[j])
+def _fit(
+    math_t: Any, mem_t: Any, measured: Any, stream_fraction: float
+) -> tuple[float, float, float]:
+    """The (math fraction, memory fraction, fixed cost) of the grids with the least mean
+    |log(predicted / measured)|; the memory fraction is searched from a quarter to twice the
+    stream copy's share of the datasheet bandwidth (a GEMM streams its operands less evenly
+    than a copy, or from a nearer cache)."""
+    best: tuple[float, float, float, float] | None = None
+    for f_mem in stream_fraction * _MEMORY_SCALE_GRID:
+        if not 0 < f_mem <= _FRACTION_MAX:
+            continue
+        work = overlap_time(
+            math_t[None, :] / _MATH_GRID[:, None],
+            np.broadcast_to(mem_t / f_mem, (len(_MATH_GRID), len(mem_t))),
+        )
+        pred = work[:, None, :] + _OVERHEAD_GRID_S[None, :, None]
+        score = np.mean(np.abs(np.log(pred / measured)), axis=2)
+        i, j = np.unravel_index(int(np.argmin(score)), score.shape)
+        if best is None or score[i, j] < best[0]:
+            best = (
+                float(score[i, j]),
+                float(_MATH_GRID[i]),
+                float(f_mem),
+                float(_OVERHEAD_GRID_S[j]),
+            )
+    if best is None:
+        raise DlperfError(
+            f"the stream copy's share of the datasheet bandwidth ({stream_fraction:.3g}) is "
+            "implausible, so the memory fraction cannot be fitted"
+        )
+    return best[1], best[2], best[3]
 
 
 def _timer(info: DeviceInfo) -> tuple[str, str]:
@@ -492,10 +515,12 @@ def calibrate(
         measured.append(t.measured_time_s)
     meas = np.array(measured)
 
-    memory_fraction = stream_bw / g.memory_bandwidth_bytes_per_s
+    stream_fraction = stream_bw / g.memory_bandwidth_bytes_per_s
     math_t, mem_t, before = _datasheet_terms(g, dname, shapes)
     fit = np.array([s[4] == "fit" for s in shapes])
-    math_fraction, overhead = _fit(math_t[fit], mem_t[fit], meas[fit], memory_fraction)
+    math_fraction, memory_fraction, overhead = _fit(
+        math_t[fit], mem_t[fit], meas[fit], stream_fraction
+    )
     pred = overhead + overlap_time(math_t / math_fraction, mem_t / memory_fraction)
     err = np.abs(pred - meas) / meas
     before_err = np.abs(before - meas) / meas
