@@ -85,7 +85,7 @@ _GPU_SUITE = (
     ("latency", 128, 128, 512, "held-out"),
     ("memory", 8192, 16, 8192, "fit"),
     ("memory", 16384, 64, 4096, "fit"),
-    ("memory", 8192, 128, 8192, "held-out"),
+    ("memory", 12288, 32, 8192, "held-out"),
     ("math", 4096, 4096, 4096, "fit"),
     ("math", 8192, 8192, 4096, "fit"),
     ("math", 2048, 2048, 2048, "fit"),

@@ -243,3 +243,29 @@ def test_without_torch_the_message_says_what_to_install(tmp_path):
     assert out.returncode == 2
     assert "'torch' is needed for dlperf calibrate" in out.stderr
     assert "pip install 'dlperf_widgets[live]'" in out.stderr
+
+
+@pytest.mark.parametrize("gpu_name", ["H100-SXM", "A100", "V100", "T4"])
+def test_suite_regimes_are_what_the_model_says_they_are(gpu_name):
+    """Each GPU suite shape is in the regime it is meant to time: the model's time_limiter
+    is 'latency', 'memory' or 'math' as labelled (misaligned shapes are math-bound), so the
+    fit sees every constant at work."""
+    expected = {"latency": "latency", "memory": "memory", "math": "math", "misaligned": "math"}
+    for regime, m, n, k, _ in suite_shapes("cuda", "full"):
+        assert gemm(m, n, k, dtype="fp16", gpu=gpu_name).time_limiter == expected[regime]
+
+
+def test_fit_recovers_known_constants_on_a_gpu_suite():
+    """Times made by the model's own form with chosen constants (math 0.62, memory 0.81 of
+    the datasheet, 3.7 us per kernel) on the H100 suite give back those constants within
+    the grids' steps, with no GPU: the fit is a search, not a formula that echoes its input."""
+    from dlperf_widgets.live.calibrate import _datasheet_terms, _fit
+
+    g = gpu("H100-SXM")
+    shapes = list(suite_shapes("cuda", "full"))
+    math_t, mem_t, _ = _datasheet_terms(g, "fp16", shapes)
+    truth = 3.7e-6 + overlap_time(math_t / 0.62, mem_t / 0.81)
+    f_math, f_mem, overhead = _fit(math_t, mem_t, truth, 0.9)
+    assert f_math == pytest.approx(0.62, rel=0.03)
+    assert f_mem == pytest.approx(0.81, rel=0.06)
+    assert overhead == pytest.approx(3.7e-6, rel=0.06)
