@@ -7,7 +7,7 @@
 Runs today's model on every GEMM of every shipped trace (``dlperf_widgets/live/data/``,
 :func:`dlperf_widgets.live.error_bands.trace_residuals`), groups the ratios measured /
 predicted by regime (architecture, dtype class, what sets the predicted time, predicted-time
-band) and writes their 10th, 50th and 90th percentiles, with
+band) and writes the ends of each regime's band and its median, with
 :func:`dlperf_widgets.core.uncertainty.fit_bands`. Run it again whenever the model, its
 calibrated constants or the shipped traces change; ``tests/core/test_uncertainty.py``
 fails while the file is stale. A local calibration in the user's configuration folder is
@@ -78,27 +78,33 @@ def build() -> str:
 #
 # Made by: python tools/make_error_bands.py (do not edit by hand; run it again whenever the
 # model, data/achievable.csv or the shipped traces change).
-# coverage: {COVERAGE * 100:.0f} % (the central share of measurements a band holds: from the
-#   {lo:.0f}th to the {hi:.0f}th percentile of measured / predicted)
+# coverage: {COVERAGE * 100:.0f} % (the chance, at least, that a new measurement of a regime falls
+#   inside its band: the ends are the order statistics of measured / predicted of rank
+#   floor((n + 1) x {lo / 100:.2f}) and ceil((n + 1) x {hi / 100:.2f}), n the regime's rows, near its
+#   {lo:.0f}th and {hi:.0f}th percentiles; see core/uncertainty.py band_limits)
 # traces: {counts}
 # model: dlperf_widgets {__version__}, digest {model_digest()} of {", ".join(Path(f).name for f in MODEL_FILES)}
 # minimum rows per regime: {MIN_ROWS}
 #
 # Columns:
 #   architecture   GPU architecture of the traced GPUs (architectures.csv); 'widest' is the
-#                  band used where no regime applies: the lowest low_ratio and the highest
+#                  band used where no row applies (no trace of the architecture in that
+#                  dtype class, or a local calibration): the lowest low_ratio and the highest
 #                  high_ratio of every row above it
 #   dtype_class    tensor16 (fp16, bf16 on Tensor Cores), tensor32 (tf32), tensor8 (fp8,
 #                  int8), cuda (CUDA cores); '*' any
 #   bound          what sets the predicted time (the model's time_limiter): math, memory,
-#                  latency (the fixed cost per kernel); '*' any
+#                  latency (the fixed cost per kernel); '*' (with size '*'): the regimes of
+#                  the class with fewer than the minimum rows, pooled (every row of the class
+#                  when those are too few themselves)
 #   size_band      the predicted time: {", ".join(SIZE_BANDS)}; '*' any
 #   rows           measurements in the regime
-#   low_ratio median_ratio high_ratio   percentiles of measured / predicted ({lo:.0f}th, 50th, {hi:.0f}th)
+#   low_ratio high_ratio   the band's ends, as ratios measured / predicted (see coverage)
+#   median_ratio   the regime's median measured / predicted
 #   gpus           the traced GPUs whose rows make the band
 #
-# Lookup (core/uncertainty.py): (architecture, dtype_class, bound, size_band), then the
-# same with size '*', with bound '*', with both '*'; else the 'widest' row.
+# Lookup (core/uncertainty.py): (architecture, dtype_class, bound, size_band), else the
+# class's ('*', '*') row, else the 'widest' row.
 """
     return head + band_rows_csv(rows)
 

@@ -2,10 +2,10 @@
 
 A prediction is one number; the measurements the model was checked against scatter around
 it. For every regime (GPU architecture, dtype class, what sets the predicted time and the
-size of that time) ``data/error_bands.csv`` holds quantiles of measured / predicted over
-the shipped traces' GEMMs: the central :data:`COVERAGE` share of them lies between
-``low_ratio`` and ``high_ratio`` times the prediction. A prediction's band is its time
-times those two ratios.
+size of that time) ``data/error_bands.csv`` holds two order statistics of measured /
+predicted over the shipped traces' GEMMs, ``low_ratio`` and ``high_ratio``, chosen so that a
+new measurement of the regime falls between them with at least the :data:`COVERAGE` chance
+(:func:`band_limits`). A prediction's band is its time times those two ratios.
 
 A regime with fewer than the file's minimum rows shares one band with the other thin
 regimes of its architecture and dtype class, made of their rows together. A GPU
@@ -257,12 +257,6 @@ class ErrorBand(ResultMixin):
     coverage: float
     basis: tuple[str, ...]
     basis_index: Any
-
-    def basis_text(self) -> Any:
-        """Each time's sentence: a string for one time, an array of strings for an array."""
-        if np.ndim(self.basis_index) == 0:
-            return self.basis[int(self.basis_index)]
-        return np.asarray(self.basis)[self.basis_index]
 
 
 def format_time_range(low_s: float, high_s: float) -> str:
