@@ -269,3 +269,13 @@ def test_fit_recovers_known_constants_on_a_gpu_suite():
     assert f_math == pytest.approx(0.62, rel=0.03)
     assert f_mem == pytest.approx(0.81, rel=0.06)
     assert overhead == pytest.approx(3.7e-6, rel=0.06)
+
+
+def test_cpu_entry_gets_no_gpu_alignment_findings():
+    """The CPU has no CUDA or Tensor Cores: a GEMM priced on its entry carries none of the
+    GPU's alignment findings (which would speak of them)."""
+    from dlperf_widgets.core.gemm import gemm as model
+
+    r = model(509, 512, 512, dtype="fp32", gpu=cpu_entry(2, 5e9))
+    assert r.findings == ()
+    assert model(509, 512, 512, dtype="fp32", gpu="A100").findings != ()
