@@ -50,9 +50,10 @@ class Achievable(ResultMixin):
     """The calibrated constants for one GPU and dtype, with where each came from.
 
     ``basis`` is 'local calibration of <device>, <date>' when ``dlperf calibrate`` measured
-    this device (:mod:`~dlperf_widgets.core.local_calibration`); otherwise 'fitted' when the math and memory fractions and the kernel overhead were all
-    fitted to shipped measurements of this architecture, 'default' when any of them is a
-    documented default, else 'published'. ``sources`` maps every constant (the misalignment
+    this device (:mod:`~dlperf_widgets.core.local_calibration`); otherwise 'fitted' when the
+    math and memory fractions and the kernel overhead were all fitted to shipped
+    measurements of this architecture, 'default' when any of them is a documented default,
+    else 'published'. ``sources`` maps every constant (the misalignment
     penalties too) to the data-file row it came from.
     """
 
