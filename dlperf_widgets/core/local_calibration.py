@@ -46,6 +46,7 @@ _FILE = "calibration.json"
 # above a second is a broken file, not a device.
 _FRACTION_MAX = 2.0
 _OVERHEAD_MAX_S = 1.0
+_MAX_FILE_BYTES = 2**20  # a saved calibration is a few kB: anything far larger is not one
 
 
 def config_dir() -> Path:
@@ -109,11 +110,13 @@ def read_local() -> dict[str, Any] | None:
         st = path.stat()
         key: Any = (str(path), st.st_mtime_ns, st.st_size)
     except OSError:
-        key = (str(path), None)
+        key = (str(path), None, 0)
     if key == _cache["key"]:
         return _cache["data"]
     data, problem = None, ""
-    if key[1] is not None:
+    if key[1] is not None and key[2] > _MAX_FILE_BYTES:
+        problem = f"is larger than a calibration can be ({key[2]:,} bytes)"
+    elif key[1] is not None:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
@@ -126,11 +129,11 @@ def read_local() -> dict[str, Any] | None:
                 problem = f"was ignored because {why}"
             else:
                 data = raw
-        if problem:
-            problem = (
-                f"the local calibration {path} {problem}; the model uses the shipped "
-                f"constants (run 'dlperf calibrate' again, or 'dlperf calibrate --reset')"
-            )
+    if problem:
+        problem = (
+            f"the local calibration {path} {problem}; the model uses the shipped "
+            f"constants (run 'dlperf calibrate' again, or 'dlperf calibrate --reset')"
+        )
     _cache.update(key=key, data=data, problem=problem)
     return data
 

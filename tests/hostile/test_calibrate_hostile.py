@@ -67,6 +67,7 @@ BAD_FILES = {
         _bad({"constants": {"bf16": {**GOOD["constants"]["bf16"], "math_fraction": True}}})
     ).encode(),
     "entry without peaks": json.dumps(_bad({"entry": {"name": "x"}})).encode(),
+    "huge": b" " * (2**20 + 1) + json.dumps(GOOD).encode(),
 }
 
 
