@@ -30,7 +30,9 @@ def _env(name, default):
 # Authentication: swap it per course without touching the rest.
 # ---------------------------------------------------------------------------------------------
 AUTH = _env("DLPERF_HUB_AUTH", "shared-password")
-INSTRUCTORS = {name.strip() for name in _env("DLPERF_HUB_INSTRUCTORS", "").split(",") if name.strip()}
+INSTRUCTORS = {
+    name.strip() for name in _env("DLPERF_HUB_INSTRUCTORS", "").split(",") if name.strip()
+}
 
 if AUTH == "shared-password":
     # A trial or a workshop: any user name, one password the instructor hands out.
@@ -64,8 +66,7 @@ elif AUTH == "lti13":
     c.Authenticator.allow_all = True
 else:
     raise ValueError(
-        "'DLPERF_HUB_AUTH' must be one of shared-password, native, oauth, lti13 "
-        f"(got {AUTH!r})"
+        f"'DLPERF_HUB_AUTH' must be one of shared-password, native, oauth, lti13 (got {AUTH!r})"
     )
 
 c.Authenticator.admin_users = INSTRUCTORS
