@@ -75,12 +75,14 @@ c.JupyterHub.load_groups = {"instructors": {"users": sorted(INSTRUCTORS)}}
 # ---------------------------------------------------------------------------------------------
 # Learners' servers
 # ---------------------------------------------------------------------------------------------
-# Memory per learner, measured with JupyterHub and a local-process spawner (deploy/README.md,
-# "Sizing"): a server with the kernel of notebook 00 holds 263 MB without PyTorch and about
-# 510 MB once a live cell has imported PyTorch; notebook 12 peaks at about 1.15 GB.
-# The guarantee covers the steady state with PyTorch (512 MiB > 510 MB); the limit covers the
-# notebook 12 peak plus a second open kernel without PyTorch (1.15 GB + 0.26 GB = 1.41 GB
-# < 1.5 GiB = 1.61 GB). JupyterHub's K/M/G suffixes are powers of 1024.
+# Memory per learner, resident, measured by tests/deploy/test_hub.py (JupyterHub 6.1, Python 3.11,
+# CPU build of PyTorch 2.13; deploy/README.md, "Sizing"): the server 172 MB; server + the
+# kernel of notebook 00 285 MB without PyTorch and 503 MB once a cell has imported PyTorch.
+# Notebook 12 peaks at 1.22 GB: its kernel (349 MB) and the two gloo workers of its all-reduce
+# timing (347 MB each) at once, plus the server.
+# The guarantee covers the steady state with PyTorch (512 MiB = 537 MB > 503 MB); the limit
+# covers the notebook 12 peak with 0.4 GB to spare, e.g. for a second kernel without PyTorch
+# (113 MB). JupyterHub's K/M/G suffixes are powers of 1024: 1.5G = 1.61 GB.
 c.Spawner.mem_guarantee = "512M"
 c.Spawner.mem_limit = "1.5G"
 # One core at most per learner: the model is numpy on small arrays and the live cells time
@@ -111,11 +113,13 @@ if SPAWNER == "docker":
     c.JupyterHub.spawner_class = "docker"
     c.DockerSpawner.image = _env("DLPERF_HUB_IMAGE", "dlperf-widgets-course:latest")
     c.DockerSpawner.remove = True
-    c.DockerSpawner.notebook_dir = "/home/jovyan/work"
+    c.DockerSpawner.notebook_dir = "/home/jovyan"
     c.DockerSpawner.volumes = {
-        "dlperf-user-{username}": "/home/jovyan/work",
+        "dlperf-home-{username}": "/home/jovyan",
         "dlperf-nbgrader-exchange": "/srv/nbgrader/exchange",
     }
+    # The course into the learner's home at each start, never over the learner's edits.
+    c.DockerSpawner.post_start_cmd = "cp -rn /srv/dlperf/course/. /home/jovyan/"
     c.DockerSpawner.network_name = _env("DLPERF_HUB_NETWORK", "dlperf-hub")
     c.JupyterHub.hub_ip = "0.0.0.0"  # containers reach the hub over the Docker network
 elif SPAWNER == "systemd":

@@ -341,13 +341,14 @@ async def _run_notebook(hub: Hub, name: str, token: str) -> dict[str, object]:
                 if stdout != _stdout(cell):
                     failures.append(f"cell {index} printed {stdout!r}, expected {_stdout(cell)!r}")
         usage = await kernel.run(
-            "import os, psutil\n"
+            "import os, sys, psutil\n"
             "me = psutil.Process(os.getpid())\n"
             "server = me.parent()\n"
             "tree = [server, *server.children(recursive=True)]\n"
             "print(sum(p.memory_info().rss for p in tree))\n"
             "print(sum(sum(p.cpu_times()[:2]) for p in tree))\n"
-            "print(sys.modules.get('torch') is not None)"
+            "print(sys.modules.get('torch') is not None)\n"
+            "print(server.memory_info().rss)"
         )
     finally:
         kernel.close()
@@ -358,6 +359,7 @@ async def _run_notebook(hub: Hub, name: str, token: str) -> dict[str, object]:
         "rss_bytes": int(usage[0].split()[0]),
         "cpu_s": float(usage[0].split()[1]),
         "torch": usage[0].split()[2] == "True",
+        "server_rss_bytes": int(usage[0].split()[3]),
     }
 
 
@@ -380,7 +382,8 @@ def test_three_learners_run_notebook_00_on_their_own_servers(hub: Hub) -> None:
         torch = "with" if result["torch"] else "without"
         print(f"[hub] {name} ({torch} PyTorch): server ready after {ready[name]:.1f} s, notebook 00 in "
               f"{result['seconds']:.1f} s; server + kernel {int(result['rss_bytes']) / 1e6:.0f} MB "
-              f"resident, {float(result['cpu_s']):.1f} CPU s since start")  # fmt: skip
+              f"resident (the server alone {int(result['server_rss_bytes']) / 1e6:.0f} MB), "
+              f"{float(result['cpu_s']):.1f} CPU s since start")  # fmt: skip
         assert result["failures"] == [], f"{name}: {result['failures']}\n{hub.tail()}"
         assert result["checked"] >= 1, "notebook 00 has no output-checked cell left to compare"
         assert result["torch"] == (name != NO_TORCH), f"{name}: PyTorch loaded is {result['torch']}"
