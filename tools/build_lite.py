@@ -175,8 +175,11 @@ def lab_extension_dirs() -> list[str]:
     return found
 
 
-def build(out: Path = DEFAULT_OUT, pyodide: str | None = None) -> list[Choice]:
-    """Build the site into ``out`` (replaced); return the survey of the notebooks."""
+def build(
+    out: Path = DEFAULT_OUT, pyodide: str | None = None, wheels: tuple[Path, ...] = ()
+) -> list[Choice]:
+    """Build the site into ``out`` (replaced); return the survey of the notebooks.
+    ``wheels``: more pure-Python wheels for the site's own index (e.g. ipywidgets)."""
     choices = choose()
     with tempfile.TemporaryDirectory(prefix="dlperf-lite-") as tmp:
         lite_dir = Path(tmp)
@@ -197,7 +200,7 @@ def build(out: Path = DEFAULT_OUT, pyodide: str | None = None) -> list[Choice]:
                 "ignore_sys_prefix": True,
                 "federated_extensions": lab_extension_dirs(),
             },
-            "PipliteAddon": {"piplite_urls": [str(wheel)]},
+            "PipliteAddon": {"piplite_urls": [str(wheel), *(str(w.resolve()) for w in wheels)]},
         }
         if pyodide:
             config["PyodideAddon"] = {"pyodide_url": pyodide}
@@ -238,12 +241,23 @@ def main(argv: list[str] | None = None) -> int:
         help="URL or path of a Pyodide distribution archive to serve from the site itself "
         "(default: Pyodide from its CDN)",
     )
+    parser.add_argument(
+        "--wheel",
+        type=Path,
+        action="append",
+        default=[],
+        help="another pure-Python wheel for the site's package index (repeatable), so that "
+        "the browser need not fetch it from PyPI",
+    )
     parser.add_argument("--list", action="store_true", help="only say which notebooks go in")
     args = parser.parse_args(argv)
     if args.list:
         print(describe(choose()))
         return 0
-    choices = build(args.out.resolve(), args.pyodide)
+    missing = [str(w) for w in args.wheel if not w.name.endswith(".whl") or not w.is_file()]
+    if missing:
+        parser.error(f"'--wheel' must name a wheel file (got {missing[0]!r})")
+    choices = build(args.out.resolve(), args.pyodide, tuple(args.wheel))
     kept = sum(c.included for c in choices)
     print(f"[build_lite] {kept} of {len(choices)} notebooks in {args.out}")
     return 0
