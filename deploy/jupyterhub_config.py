@@ -13,6 +13,8 @@
 #                           enforced) or simple (local processes, one system user: for trials
 #                           and the test; memory NOT enforced)
 #   DLPERF_HUB_IMAGE        the learner image for docker (default dlperf-widgets-course:latest)
+#   DLPERF_HUB_CONNECT_IP   docker: the hub's address as containers see it (the host's address
+#                           on the Docker network, e.g. its gateway 172.18.0.1)
 #   DLPERF_HUB_HOME_ROOT    where simple makes each learner's home (default /srv/dlperf/home)
 #   DLPERF_HUB_IDLE_S       idle seconds before a learner's server is stopped (default 3600)
 # Zero to JupyterHub (Kubernetes) does not read this file: deploy/values.yaml says the same there.
@@ -122,6 +124,9 @@ if SPAWNER == "docker":
     c.DockerSpawner.post_start_cmd = "cp -rn /srv/dlperf/course/. /home/jovyan/"
     c.DockerSpawner.network_name = _env("DLPERF_HUB_NETWORK", "dlperf-hub")
     c.JupyterHub.hub_ip = "0.0.0.0"  # containers reach the hub over the Docker network
+    # The hub's address as the containers see it (the host's address on that network).
+    if os.environ.get("DLPERF_HUB_CONNECT_IP"):
+        c.JupyterHub.hub_connect_ip = os.environ["DLPERF_HUB_CONNECT_IP"]
 elif SPAWNER == "systemd":
     # `pip install jupyterhub-systemdspawner` (what The Littlest JupyterHub uses): one system
     # user per learner, mem_limit and cpu_limit become systemd's MemoryMax and CPUQuota.
