@@ -431,21 +431,23 @@ print(done.stdout + done.stderr)
 """
 
 
-async def _learner_nbgrader(hub: Hub, name: str, token: str, *args: str) -> None:
+async def _learner_kernel(hub: Hub, name: str, token: str) -> Kernel:
+    """A kernel in the learner's server, on a new empty notebook of theirs."""
     kernel = Kernel(hub, name, token, "nbgrader.ipynb")
+    empty = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     await asyncio.to_thread(
-        kernel.put, kernel.path, {"type": "notebook", "format": "json",
-                                  "content": {"cells": [], "metadata": {}, "nbformat": 4,
-                                              "nbformat_minor": 5}},
-    )  # fmt: skip
+        kernel.put, kernel.path, {"type": "notebook", "format": "json", "content": empty}
+    )
     await kernel.open()
-    try:
-        code = LEARNER_NBGRADER.format(args=", ".join(repr(a) for a in args))
-        stdout, errors = await kernel.run(code)
-    finally:
-        kernel.close()
+    return kernel
+
+
+async def _learner_nbgrader(kernel: Kernel, *args: str) -> None:
+    """Run an nbgrader command as the learner does, from their own kernel and home."""
+    code = LEARNER_NBGRADER.format(args=", ".join(repr(a) for a in args))
+    stdout, errors = await kernel.run(code)
     assert not errors, errors
-    assert stdout.startswith(f"0 {name}\n"), f"{name}: nbgrader {args}:\n{stdout}"
+    assert stdout.startswith(f"0 {kernel.name}\n"), f"{kernel.name}: nbgrader {args}:\n{stdout}"
 
 
 def test_nbgrader_release_fetch_submit_collect_autograde(hub: Hub) -> None:
@@ -473,20 +475,22 @@ def test_nbgrader_release_fetch_submit_collect_autograde(hub: Hub) -> None:
         tokens[name] = hub.token(name)
 
     async def fetch_answer_submit(name: str) -> None:
-        await _learner_nbgrader(hub, name, tokens[name], "fetch_assignment", ASSIGNMENT)
-        if name == "alice":  # answers task 1 in the fetched copy, as in JupyterLab
-            kernel = Kernel(hub, name, tokens[name], f"{ASSIGNMENT}/{EXERCISE}")
-            model = await asyncio.to_thread(kernel.get, kernel.path)
-            for cell in model["content"]["cells"]:
-                if cell["metadata"].get("nbgrader", {}).get("grade_id") == "tiles":
-                    cell["source"] = "".join(cell["source"]).replace(
-                        "# YOUR CODE HERE", _solution_of("tiles")
-                    )
-            await asyncio.to_thread(
-                kernel.put, kernel.path, {"type": "notebook", "format": "json",
-                                          "content": model["content"]},
-            )  # fmt: skip
-        await _learner_nbgrader(hub, name, tokens[name], "submit", ASSIGNMENT)
+        kernel = await _learner_kernel(hub, name, tokens[name])
+        try:
+            await _learner_nbgrader(kernel, "fetch_assignment", ASSIGNMENT)
+            if name == "alice":  # answers task 1 in the fetched copy, as in JupyterLab
+                path = f"{ASSIGNMENT}/{EXERCISE}"
+                model = await asyncio.to_thread(kernel.get, path)
+                for cell in model["content"]["cells"]:
+                    if cell["metadata"].get("nbgrader", {}).get("grade_id") == "tiles":
+                        cell["source"] = "".join(cell["source"]).replace(
+                            "# YOUR CODE HERE", _solution_of("tiles")
+                        )
+                saved = {"type": "notebook", "format": "json", "content": model["content"]}
+                await asyncio.to_thread(kernel.put, path, saved)
+            await _learner_nbgrader(kernel, "submit", ASSIGNMENT)
+        finally:
+            kernel.close()
 
     async def both() -> None:
         await asyncio.gather(*(fetch_answer_submit(name) for name in learners))
