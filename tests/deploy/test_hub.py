@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -119,7 +120,8 @@ c.Spawner.environment.update({{
 c.JupyterHub.services.append({{"name": "course-admin", "api_token": {ADMIN_TOKEN!r}}})
 c.JupyterHub.load_roles.append({{
     "name": "course-admin",
-    "scopes": ["admin:users", "admin:servers", "tokens", "list:users", "read:users"],
+    "scopes": ["admin:users", "admin:servers", "tokens", "list:users", "read:users",
+               "read:services"],
     "services": ["course-admin"],
 }})
 """
@@ -389,6 +391,26 @@ def test_three_learners_run_notebook_00_on_their_own_servers(hub: Hub) -> None:
         assert result["torch"] == (name != NO_TORCH), f"{name}: PyTorch loaded is {result['torch']}"
     homes = sorted(p.name for p in hub.homes.iterdir())
     assert homes == sorted(LEARNERS), f"each learner has a home of their own, got {homes}"
+
+
+def test_the_idle_culler_runs_with_the_scopes_it_was_given(hub: Hub) -> None:
+    """Guards idle culling: the hub started jupyterhub-idle-culler as a service, it is still
+    running, and its first round of requests to the hub was not refused for lack of scope."""
+    import psutil
+
+    reply = hub.api.get(f"{hub.url}/hub/api/services/idle-culler", timeout=30)
+    reply.raise_for_status()
+    pid = reply.json().get("pid")
+    assert pid and psutil.pid_exists(pid), reply.json()
+    assert "jupyterhub_idle_culler" in " ".join(psutil.Process(pid).cmdline())
+    listed = re.compile(r" 200 GET /hub/api/users\?\S* \(idle-culler@")
+    deadline = time.monotonic() + 30
+    while not listed.search(hub.log.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.5)  # the culler lists the users when it starts, then every --cull-every
+    culler = [line for line in hub.log.read_text().splitlines() if "(idle-culler@" in line]
+    assert any(listed.search(line) for line in culler), "\n".join(culler) or hub.tail()
+    refused = [line for line in culler if re.search(r"\] 40[13] ", line)]
+    assert not refused, refused
 
 
 # ---------------------------------------------------------------------------------------------
