@@ -4,13 +4,14 @@ A JupyterHub (from the package index) with configurable-http-proxy (from npm, in
 build/node/ by tools/ensure_hub.py) is started from the recipe's own configuration file, with
 only what a laptop needs changed on top (ports, paths, the local-process spawner). Three
 learners log in through the login form, each gets a server, and notebook 00 runs cell by cell
-in each learner's own kernel through the proxy (kernel websocket). Then one exercise goes
+in each learner's own kernel through the proxy (kernel websocket); carol's kernel has no
+PyTorch. The idle culler must be running with enough scope to list users. Then one exercise goes
 round nbgrader's exchange as configured by deploy/nbgrader_config.py: the instructor releases,
 two learners fetch and submit from their own kernels, the instructor collects and
 autogrades, and the scores must be what the instructor's own solution earns.
 
-Each learner's memory (server + kernel, resident) is printed, as the sizing in
-deploy/README.md is based on it. Skipped, in one line, only where npm is missing.
+Each learner's memory (server + kernel, resident) and CPU time are printed (``pytest -s``), as
+the sizing in deploy/README.md is based on them. Skipped, in one line, only where npm is missing.
 """
 
 from __future__ import annotations
