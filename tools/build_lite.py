@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib.util
 import json
 import re
 import shutil
@@ -149,17 +150,25 @@ def site_copy(notebook: dict) -> dict:
     return out
 
 
-def build_wheel(into: Path) -> Path:
-    """The kit's wheel, built from this checkout without the network where setuptools is
-    installed (no isolated build environment to download)."""
-    into.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(into), str(ROOT)]
-    try:
-        import setuptools  # noqa: F401
+# What the wheel is built from (pyproject.toml names the package, its data and its readme).
+WHEEL_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "dlperf_widgets")
 
+
+def build_wheel(into: Path) -> Path:
+    """The kit's wheel, built from a copy of this checkout's package (so the build leaves
+    nothing in the checkout), without the network where setuptools is installed (then no
+    isolated build environment has to be downloaded)."""
+    source = into / "source"
+    for name in WHEEL_SOURCES:
+        if (ROOT / name).is_dir():
+            ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+            shutil.copytree(ROOT / name, source / name, ignore=ignore)
+        else:
+            source.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / name, source / name)
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(into), str(source)]
+    if importlib.util.find_spec("setuptools") is not None:
         cmd.insert(5, "--no-build-isolation")
-    except ImportError:
-        pass
     subprocess.run(cmd, check=True, cwd=into)
     (wheel,) = into.glob("dlperf_widgets-*.whl")
     return wheel
