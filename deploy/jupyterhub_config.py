@@ -13,6 +13,7 @@
 #                           enforced) or simple (local processes, one system user: for trials
 #                           and the test; memory NOT enforced)
 #   DLPERF_HUB_IMAGE        the learner image for docker (default dlperf-widgets-course:latest)
+#   DLPERF_HUB_NETWORK      docker: the Docker network of the hub and the learners (dlperf-hub)
 #   DLPERF_HUB_CONNECT_IP   docker: the hub's address as containers see it (the host's address
 #                           on the Docker network, e.g. its gateway 172.18.0.1)
 #   DLPERF_HUB_HOME_ROOT    where simple makes each learner's home (default /srv/dlperf/home)
@@ -77,18 +78,20 @@ c.JupyterHub.load_groups = {"instructors": {"users": sorted(INSTRUCTORS)}}
 # ---------------------------------------------------------------------------------------------
 # Learners' servers
 # ---------------------------------------------------------------------------------------------
-# Memory per learner, resident, measured by tests/deploy/test_hub.py (JupyterHub 6.1, Python 3.11,
-# CPU build of PyTorch 2.13; deploy/README.md, "Sizing"): the server 172 MB; server + the
-# kernel of notebook 00 285 MB without PyTorch and 503 MB once a cell has imported PyTorch.
-# Notebook 12 peaks at 1.22 GB: its kernel (349 MB) and the two gloo workers of its all-reduce
-# timing (347 MB each) at once, plus the server.
+# Memory per learner, resident (deploy/README.md, "What a learner needs"; JupyterHub 6.1,
+# Python 3.11, CPU build of PyTorch 2.13). Measured by tests/deploy/test_hub.py: the server
+# 172 MB; server + the kernel of notebook 00 285 MB without PyTorch, 503 MB once a cell has
+# imported PyTorch. Measured by running notebook 12 with nbclient (peak RSS, ru_maxrss): the
+# kernel 349 MB and the larger of the two gloo workers of its all-reduce timing 347 MB, both
+# workers alive at once: 349 + 2 x 347 + 172 = 1.22 GB at the peak.
 # The guarantee covers the steady state with PyTorch (512 MiB = 537 MB > 503 MB); the limit
 # covers the notebook 12 peak with 0.4 GB to spare, e.g. for a second kernel without PyTorch
 # (113 MB). JupyterHub's K/M/G suffixes are powers of 1024: 1.5G = 1.61 GB.
 c.Spawner.mem_guarantee = "512M"
 c.Spawner.mem_limit = "1.5G"
 # One core at most per learner: the model is numpy on small arrays and the live cells time
-# small CPU operations; a share of 0.05 core is enough at rest (deploy/README.md, "Sizing").
+# small CPU operations; a share of 0.05 core is enough at rest (deploy/README.md, "Sizing for
+# 50 and 500 learners").
 c.Spawner.cpu_limit = 1.0
 c.Spawner.cpu_guarantee = 0.05
 c.Spawner.default_url = "/lab/tree/notebooks/00_start_here.ipynb"
