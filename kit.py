@@ -80,6 +80,7 @@ def cmd_test(args: list[str]) -> int:
     ensure_env(EXTRAS["test"])
     # Chromium (apt-get, as root) and playwright for the browser tests; never fails.
     _run([PY, ROOT / "tools" / "ensure_browser.py"])
+    _run([PY, ROOT / "tools" / "ensure_hub.py"])  # the hub test's proxy (npm); never fails
     steps = [
         [PY, "-m", "ruff", "check", "."],
         [PY, "-m", "ruff", "format", "--check", "."],
