@@ -92,6 +92,14 @@ class LlmSpec(ResultMixin):
     gated_mlp: bool = True
     tied_embeddings: bool = False
     source: str = ""
+    # Outputs of the last layer when it is not a language-model head over the vocabulary
+    # (a classifier's 2 classes on BERT); 0: the vocabulary.
+    head_vocab: int = 0
+
+    @property
+    def head_outputs(self) -> int:
+        """Outputs of the final linear layer: ``head_vocab``, else the vocabulary."""
+        return self.head_vocab or self.vocab
 
     def linears(self) -> list[tuple[str, int, int]]:
         """(name, out features N, in features K) of one layer's linear layers."""
@@ -114,7 +122,8 @@ class LlmSpec(ResultMixin):
     @property
     def embedding_params(self) -> int:
         """Token embedding and (when not tied) the output projection (LM head)."""
-        return self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+        head = 0 if self.tied_embeddings else self.head_outputs
+        return (self.vocab + head) * self.hidden
 
     @property
     def params(self) -> int:

@@ -236,8 +236,10 @@ class Workload(ResultMixin):
     tensor_parallel: int
     sequence_parallel: bool
     pipeline_parallel: int
+    pipeline_chunks: int
     context_parallel: int
     expert_parallel: int
+    kv_dtype: str
     gpus: int
     params: float
     params_per_gpu: float
@@ -379,6 +381,12 @@ def _backward_of(k: Kernel, act: float) -> list[Kernel]:
         # one write (memlimited's element-wise backward costs); the flops about the same.
         return [replace(k, name=f"{k.name} backward", pass_="backward",
                         bytes=1.5 * k.bytes, saved_bytes=0.0)]  # fmt: skip
+    if k.kind == "collective" and not k.overlappable:
+        # the gradient crosses the same boundary the other way: an all-reduce again, an
+        # all-gather becomes a reduce-scatter and back (sequence parallelism), a send a recv
+        swap = {"all-gather": "reduce-scatter", "reduce-scatter": "all-gather"}
+        op = swap.get(k.collective, k.collective)
+        return [replace(k, name=f"{k.name} backward", pass_="backward", collective=op)]
     return []
 
 
@@ -418,6 +426,7 @@ def workload(
     tensor_parallel: int = 1,
     sequence_parallel: bool | None = None,
     pipeline_parallel: int = 1,
+    pipeline_chunks: int = 1,
     context_parallel: int = 1,
     expert_parallel: int = 1,
     experts: int = 1,
@@ -461,6 +470,7 @@ def workload(
     sp = (tp > 1) if sequence_parallel is None else check_bool("sequence_parallel",
                                                                sequence_parallel)  # fmt: skip
     pp = check_int("pipeline_parallel", pipeline_parallel, allow_array=False, maximum=1024)
+    chunks = check_int("pipeline_chunks", pipeline_chunks, allow_array=False, maximum=64)
     cp = check_int("context_parallel", context_parallel, allow_array=False, maximum=1024)
     ep = check_int("expert_parallel", expert_parallel, allow_array=False, maximum=1024)
     ne = check_int("experts", experts, allow_array=False, maximum=1 << 12)
@@ -479,6 +489,11 @@ def workload(
     _check_divides("expert_parallel", ep, "data_parallel", dp)
     _check_divides("tensor_parallel", tp, "heads", spec.heads)
     _check_divides("pipeline_parallel", pp, "layers", spec.layers)
+    if spec.layers % (pp * chunks):
+        raise InvalidParameter(
+            f"'pipeline_chunks' x pipeline_parallel must divide layers ({spec.layers}) "
+            f"(got {chunks} x {pp})"
+        )
     _check_divides("context_parallel", cp, "seq", s)
     if spec.heads % spec.kv_heads:
         raise InvalidParameter(f"'kv_heads' must divide heads ({spec.heads}) (got {spec.kv_heads})")
@@ -614,14 +629,15 @@ def workload(
         _collective(b, f"tp {op}", layer, op, "tp", tp, t_local * h * act, L, "forward")
     _memory(b, "residual add", layer, t_sp * h, _ADD_FLOPS, 2, 1, L)
     if pp > 1:
-        _collective(b, "pp send/recv", layer, "p2p", "pp", 2, t_sp * h * act, 1, "forward")
+        # one activation crosses each of the stage's chunk boundaries
+        _collective(b, "pp send/recv", layer, "p2p", "pp", 2, t_sp * h * act, chunks, "forward")
 
     # The head (on the last stage, the slowest): final norm, LM head, loss. Prefill and
     # decode only need the last position's logits.
     head_rows = t_local if training else bsz
     _memory(b, "final_norm", "norm", head_rows * h, _NORM_FLOPS, 1, 1, 1,
             saved=head_rows * h * act if training else 0.0)  # fmt: skip
-    vocab_local = spec.vocab // tp if spec.vocab % tp == 0 else math.ceil(spec.vocab / tp)
+    vocab_local = math.ceil(spec.head_outputs / tp)
     lin("lm_head", vocab_local, h, head_rows * h * act, path="lm_head", cnt=1, t=head_rows)
     if training:
         # HF / Megatron upcast the logits to FP32 for the cross-entropy; its log-softmax
@@ -692,8 +708,10 @@ def workload(
         tensor_parallel=tp,
         sequence_parallel=sp,
         pipeline_parallel=pp,
+        pipeline_chunks=chunks,
         context_parallel=cp,
         expert_parallel=ep,
+        kv_dtype=kvd.name,
         gpus=gpus_count,
         params=params,
         params_per_gpu=local_params,
@@ -722,7 +740,7 @@ def _active_params(spec: LlmSpec, experts: int, top_k: int) -> float:
     attn, _ = _layer_params(spec, 1)
     _, mlp = _layer_params(spec, 1)
     per_layer = attn + mlp * (top_k if experts > 1 else 1)
-    head = spec.vocab * spec.hidden
+    head = spec.head_outputs * spec.hidden
     return float(spec.layers * per_layer + head)
 
 
@@ -921,13 +939,11 @@ def workload_memory(w: Workload) -> WorkloadMemory:
     p = w.params_per_gpu
     spec = w.spec
     if w.phase != "training":
-        wbits = _bits_per_weight(w.weights, w.precision if w.precision != "fp32" else "fp32", 128)
         weights = sum(k.weight_bytes * k.count for k in w.kernels if k.pass_ == "forward")
         # the input embedding (not read as a GEMM) stays in 16 bits
         weights += spec.vocab * spec.hidden * 2.0 / w.tensor_parallel * (not spec.tied_embeddings)
-        del wbits
         kv = 2.0 * spec.layers / w.pipeline_parallel * max(1, spec.kv_heads // w.tensor_parallel)
-        kv *= spec.head_dim * w.context * w.batch * 2.0
+        kv *= spec.head_dim * w.context * w.batch * _dtype(w.kv_dtype).bytes_per_element
         act = max((k.bytes for k in w.kernels if k.kind != "collective"), default=0.0)
         total = weights + kv + act
         return WorkloadMemory(weights, 0.0, 0.0, 0.0, act, kv, total)
@@ -960,7 +976,7 @@ def workload_memory(w: Workload) -> WorkloadMemory:
     gathered = 0.0
     if z >= 3 and dp > 1:
         attn, mlp = _layer_params(spec, 1)
-        largest = max(attn + mlp, spec.vocab * spec.hidden) / w.tensor_parallel
+        largest = max(attn + mlp, spec.head_outputs * spec.hidden) / w.tensor_parallel
         gathered = largest * 2.0 * act_elem / 2.0  # the 16-bit copy of the largest unit
     transient = max(logits_grad, gathered, rebuilt)
     total = weights + grads + states + activations + transient
@@ -1097,11 +1113,12 @@ def price(
     window = (dev if w.zero >= 3 else bwd) if overlap else 0.0
     comm_exposed = crit + max(0.0, hidden_comm - window)
 
-    # pipeline bubble: (p - 1) micro-batch slots of the stage (1F1B / GPipe)
+    # pipeline bubble: (p - 1) micro-batch slots of the stage (1F1B / GPipe), divided by
+    # the chunks of the interleaved schedule (Narayanan et al. 2021, section 2.2.2)
     bubble = 0.0
     if pp > 1:
         per_mb = (dev - float((times * count)[kinds == "optimizer"].sum())) / w.micro_batches
-        bubble = (pp - 1) * (per_mb + crit / w.micro_batches)
+        bubble = (pp - 1) * (per_mb + crit / w.micro_batches) / w.pipeline_chunks
 
     # the timing context
     n_launch = float(count[compute].sum())

@@ -151,12 +151,18 @@ def test_moe_runs_top_k_experts_per_token():
     assert exp == pytest.approx(2 * mlp)
 
 
-def test_tensor_parallel_adds_two_collectives_per_layer_forward():
-    """Megatron TP: two all-reduces of the b x s x h activation per layer forward."""
+def test_tensor_parallel_adds_two_collectives_per_layer_each_way():
+    """Megatron TP: two all-reduces of the b x s x h activation per layer forward and two
+    backward (Shoeybi et al. 2019, section 3); with sequence parallelism an all-gather and a
+    reduce-scatter of the same activation in place of each (Korthikanti et al. 2022, 4.2.2)."""
     w = workload(GPT, batch=1, seq=512, tensor_parallel=4, sequence_parallel=False)
-    ar = [k for k in w.kernels if k.kind == "collective" and k.group == "tp"]
-    assert sum(k.count for k in ar) == 2 * GPT.layers
-    assert all(k.bytes == 512 * GPT.hidden * 2 for k in ar)
+    for pass_ in ("forward", "backward"):
+        ar = [k for k in w.kernels if k.kind == "collective" and k.pass_ == pass_]
+        assert sum(k.count for k in ar) == 2 * GPT.layers
+        assert all(k.bytes == 512 * GPT.hidden * 2 and k.collective == "all-reduce" for k in ar)
+    sp = workload(GPT, batch=1, seq=512, tensor_parallel=4)
+    ops = sorted(k.collective for k in sp.kernels if k.kind == "collective" for _ in range(k.count))
+    assert ops.count("all-gather") == ops.count("reduce-scatter") == 4 * GPT.layers
 
 
 def test_pricing_a_96_layer_model_is_not_per_layer():
