@@ -56,9 +56,9 @@ from .errors import InvalidParameter
 from .gemm import gemm_sweep
 from .gpus import Gpu
 from .gpus import gpu as _gpu
+from .links import Interconnect, default_links, interconnect
 from .memlimited import _cuda_peak
 from .results import ResultMixin, format_quantity
-from .scaleout import Interconnect, default_links, interconnect
 
 __all__ = [
     "ATTENTION_IMPLS",
@@ -83,7 +83,9 @@ PHASES = ("training", "prefill", "decode")
 KINDS = ("gemm", "attention", "memory", "quant", "optimizer", "collective")
 # 'sdpa' is PyTorch's scaled_dot_product_attention on its FlashAttention-2 backend.
 ATTENTION_IMPLS = ("eager", "flash1", "flash2", "sdpa")
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")
+# block-scaled narrow formats: GEMMs in them, activations in BF16 between kernels
+_NARROW = {"fp8": ("fp8_e4m3", 1.0), "fp4": ("fp4_e2m1", 0.5)}
 WEIGHT_FORMATS = ("same", "fp8", "int8", "int4", "w8a8")
 # weight-only formats: weights stored narrow, dequantised to 16 bits inside the GEMM
 _WEIGHT_ONLY = ("fp8", "int8", "int4")
@@ -416,7 +418,9 @@ def _bits_per_weight(weights: str, precision: str, group_size: int) -> float:
         return 8 + _SCALE_BITS / group_size
     if weights == "int4":
         return 4 + _SCALE_BITS / group_size
-    return 8.0 * _dtype("fp8_e4m3" if precision == "fp8" else precision).bytes_per_element
+    return (
+        8.0 * _dtype(_NARROW[precision][0] if precision in _NARROW else precision).bytes_per_element
+    )
 
 
 def _linear(
@@ -543,6 +547,7 @@ def workload(
     pipeline_chunks: int = 1,
     context_parallel: int = 1,
     expert_parallel: int = 1,
+    grad_bytes: int | None = None,
     experts: int = 1,
     top_k: int = 1,
     capacity_factor: float = 1.0,
@@ -575,7 +580,7 @@ def workload(
     wf = check_choice("weights", weights, WEIGHT_FORMATS)
     gs = check_int("group_size", group_size, allow_array=False, maximum=1 << 20)
     kvd = _dtype(check_choice("kv_dtype", kv_dtype, ("fp16", "bf16", "fp8", "int8"))
-                 if kv_dtype is not None else ("fp16" if prec in ("fp8", "fp32", "tf32") else prec))  # fmt: skip
+                 if kv_dtype is not None else ("fp16" if prec in ("fp8", "fp4", "fp32", "tf32") else prec))  # fmt: skip
     impl = check_choice("attention", attention, ATTENTION_IMPLS)
     impl = "flash2" if impl == "sdpa" else impl
     causal = check_bool("causal", causal)
@@ -592,6 +597,8 @@ def workload(
     chunks = check_int("pipeline_chunks", pipeline_chunks, allow_array=False, maximum=64)
     cp = check_int("context_parallel", context_parallel, allow_array=False, maximum=1024)
     ep = check_int("expert_parallel", expert_parallel, allow_array=False, maximum=1024)
+    gb = None if grad_bytes is None else check_int("grad_bytes", grad_bytes, allow_array=False,
+                                                   maximum=8)  # fmt: skip
     ne = check_int("experts", experts, allow_array=False, maximum=1 << 12)
     topk = check_int("top_k", top_k, allow_array=False, maximum=1 << 12)
     cap = float(check_number("capacity_factor", capacity_factor, minimum=1.0))
@@ -627,13 +634,17 @@ def workload(
             f"(got {tokens * mbs:,})"
         )
 
-    gemm_dt = {"fp8": "fp8_e4m3", "tf32": "tf32"}.get(prec, prec)
+    gemm_dt = _NARROW[prec][0] if prec in _NARROW else prec
     if wf == "w8a8":
         gemm_dt = "int8"
-    act_dt = "fp32" if prec in ("fp32", "tf32") else ("bf16" if prec in ("bf16", "fp8") else "fp16")
+    act_dt = (
+        "fp32"
+        if prec in ("fp32", "tf32")
+        else ("bf16" if prec in ("bf16", "fp8", "fp4") else "fp16")
+    )
     act = float(_dtype(act_dt).bytes_per_element)
     b = _Builder(act=act, dt=act_dt)
-    wbits = _bits_per_weight(wf, act_dt if prec != "fp8" else "fp8", gs)
+    wbits = _bits_per_weight(wf, act_dt if prec not in _NARROW else prec, gs)
     L = spec.layers // pp
     h, hd = spec.hidden, spec.head_dim
     heads, kvh = spec.heads // tp, max(1, spec.kv_heads // tp)
@@ -649,17 +660,18 @@ def workload(
             t: int = t_local) -> None:  # fmt: skip
         kind_dt = gemm_dt_w
         _linear(b, name, path, t, n, kin, cnt, wbits, training, kind_dt, saved)
-        if training and prec in ("fp16", "bf16", "fp8"):
+        if training and prec in ("fp16", "bf16", "fp8", "fp4"):
             # autocast: the FP32 weight is cast to the GEMM's dtype on every forward (read
             # 4 B, write 2 B per weight); its backward accumulates the 16-bit weight
             # gradient into the FP32 .grad
             b.add(name=f"{name} weight cast", path=path, pass_="forward", kind="quant",
                   flops=1.0 * n * kin, bytes=6.0 * n * kin, count=cnt)  # fmt: skip
-        if prec == "fp8" or wf == "w8a8":
-            # per-tensor scaling: the input is cast to 8 bits before the GEMM (one read,
-            # one 1-byte write per element), Transformer Engine's delayed scaling.
+        if prec in _NARROW or wf == "w8a8":
+            # scaled casts: the input is cast to the narrow format before the GEMM (one
+            # read, one narrow write per element), as Transformer Engine's recipes do
+            narrow = _NARROW[prec][1] if prec in _NARROW else 1.0
             b.add(name=f"{name} cast", path=path, pass_="forward", kind="quant",
-                  flops=2.0 * t * kin, bytes=t * kin * (act + 1), count=cnt)  # fmt: skip
+                  flops=2.0 * t * kin, bytes=t * kin * (act + narrow), count=cnt)  # fmt: skip
 
     # Norm before attention, QKV, rotary embedding, attention, output projection, residual.
     _memory(b, "attn_norm", f"{layer}.attn_norm", t_sp * h, _NORM_FLOPS, 1, 1, L,
@@ -797,7 +809,9 @@ def workload(
         if mbs > 1:
             kernels = [replace(k, count=k.count * mbs) for k in kernels]
         kernels.extend(_optimizer_kernels(opt, local_params, dp, z, spec, L))
-        gbytes = 2.0 if act < 4 else 4.0
+        # gradients are reduced in the activations' width (PyTorch DDP / FSDP with 16-bit
+        # parameters) unless grad_bytes says otherwise (Megatron can reduce in FP32)
+        gbytes = float(gb) if gb is not None else (2.0 if act < 4 else 4.0)
         if dp > 1:
             if z < 2:
                 kernels.append(Kernel(name="gradient all-reduce", path="*", pass_="backward",
@@ -956,7 +970,8 @@ class WorkloadTime(ResultMixin):
     the achievable rates (a kernel is math-bound where the first is larger). ``device_time_s``: all compute kernels back to back (what CUPTI
     sums); ``launch_exposed_s``: time the GPU waits for the host ('eager'), or the one graph
     launch ('graph'); ``communication_s`` and ``communication_exposed_s``: the collectives,
-    and what of them is not hidden behind compute; ``bubble_s``: pipeline fill and drain.
+    and what of them is not hidden behind compute (``overlapped_exposed_s``: the part of the
+    collectives meant to overlap, gradient reduction and ZeRO-3 gathers, that outlasts it); ``bubble_s``: pipeline fill and drain.
     ``step_s`` is their sum. ``mfu``: model FLOPs (PaLM's count) over step time and the
     GPU's dense peak in the GEMMs' dtype. ``memory``: what the step keeps on the GPU, and
     whether it fits.
@@ -969,6 +984,7 @@ class WorkloadTime(ResultMixin):
     launch_exposed_s: float
     communication_s: float
     communication_exposed_s: float
+    overlapped_exposed_s: float
     bubble_s: float
     tokens_per_s: float
     model_flops_per_s: float
@@ -989,6 +1005,7 @@ class WorkloadTime(ResultMixin):
         "launch_exposed_s": "s",
         "communication_s": "s",
         "communication_exposed_s": "s",
+        "overlapped_exposed_s": "s",
         "bubble_s": "s",
         "model_flops_per_s": "FLOP/s",
         "memory_bytes": "iB",
@@ -1090,7 +1107,7 @@ def workload_memory(w: Workload) -> WorkloadMemory:
         total = weights + kv + act
         return WorkloadMemory(weights, 0.0, 0.0, 0.0, act, kv, total)
     z, dp = w.zero, w.data_parallel
-    wb = 4.0 if w.precision in ("fp32", "tf32", "bf16", "fp16", "fp8") else 2.0
+    wb = 4.0  # FP32 weights (autocast and FP8/FP4 recipes keep FP32 masters)
     weights = p * wb / (dp if z >= 3 else 1)
     grads = p * wb / (dp if z >= 2 else 1)
     states = p * _STATE_BYTES[w.optimizer] / (dp if z >= 1 else 1)
@@ -1261,8 +1278,12 @@ def price(
     bwd = float(
         (times * count)[compute & np.isin(w.column("pass_"), ["backward", "recompute"])].sum()
     )
-    window = (dev if w.zero >= 3 else bwd) if overlap else 0.0
-    comm_exposed = crit + max(0.0, hidden_comm - window)
+    # gradient all-reduce (ZeRO 0-2) runs in buckets during the last micro-batch's backward
+    # pass (the others accumulate locally; Li et al. 2020, section 3.2.3); ZeRO-3's gathers
+    # and reduce-scatters come with every micro-batch and overlap all of its compute
+    window = (dev if w.zero >= 3 else bwd / w.micro_batches) if overlap else 0.0
+    overlapped_exposed = max(0.0, hidden_comm - window)
+    comm_exposed = crit + overlapped_exposed
 
     # pipeline bubble: (p - 1) micro-batch slots of the stage (1F1B / GPipe), divided by
     # the chunks of the interleaved schedule (Narayanan et al. 2021, section 2.2.2)
@@ -1278,7 +1299,12 @@ def price(
     elif ctx == "graph":
         launch = CUDA_GRAPH_LAUNCH_S
     else:
-        launch = _eager_exposed(times[compute], count[compute], HOST_LAUNCH_OVERHEAD_S)
+        # one micro-batch's chain, repeated; the optimizer's kernels after it
+        r = w.micro_batches
+        per_mb = compute & (kinds != "optimizer")
+        launch = _eager_exposed(times[per_mb], count[per_mb] // r, HOST_LAUNCH_OVERHEAD_S, r)
+        opt = kinds == "optimizer"
+        launch += _eager_exposed(times[opt], count[opt], HOST_LAUNCH_OVERHEAD_S)
     step = dev + launch + comm_exposed + bubble
     cats = {c: 0.0 for c in CATEGORIES}
     for kind, cat in _CATEGORY_OF_KIND.items():
@@ -1299,6 +1325,7 @@ def price(
         launch_exposed_s=launch,
         communication_s=crit + hidden_comm,
         communication_exposed_s=comm_exposed,
+        overlapped_exposed_s=overlapped_exposed,
         bubble_s=bubble,
         tokens_per_s=w.tokens / step,
         model_flops_per_s=w.model_flops / step,
@@ -1315,7 +1342,7 @@ def price(
     )
 
 
-def _eager_exposed(dev: np.ndarray, count: np.ndarray, host: float) -> float:
+def _eager_exposed(dev: np.ndarray, count: np.ndarray, host: float, repeat: int = 1) -> float:
     """Time the GPU waits for the host when each kernel is launched eagerly.
 
     The host issues kernel j at (j + 1) x ``host``; the GPU runs kernels in order as soon as
@@ -1323,10 +1350,15 @@ def _eager_exposed(dev: np.ndarray, count: np.ndarray, host: float) -> float:
     max over j of ((j + 1) host + the device time of kernels j..n), so the exposed launch is
     that minus the device time alone: zero when every kernel outlasts a launch, n x host
     minus the work when none does. Kernels repeated ``count`` times are laid out in order.
+    A chain repeated ``repeat`` times (micro-batches) ends (repeat - 1) x max(D, n host)
+    later than one copy (D: one copy's device time, n its kernels), the exact value of the
+    same maximum over the repeated chain.
     """
     seq = np.repeat(dev, count.astype(np.int64))
     if seq.size == 0:
         return 0.0
     suffix = np.cumsum(seq[::-1])[::-1]
-    end = float(np.max(host * np.arange(1, seq.size + 1) + suffix))
-    return end - float(seq.sum())
+    one = float(np.max(host * np.arange(1, seq.size + 1) + suffix))
+    d = float(seq.sum())
+    end = one + (repeat - 1) * max(d, seq.size * host)
+    return end - repeat * d

@@ -725,11 +725,17 @@ CLAIMS = [
         "12", "6e451af3", r"% to ([\d.]+) % for 8 stages", lambda: _bubble("interleaved", chunks=4)
     ),
     Claim("12", "979121e2", r"shortest step here is TP (\d+) ×", lambda: _fastest12()[0]),
+    Claim(
+        "12",
+        "979121e2",
+        r"says ([\d.]+) GiB per 80 GiB GPU",
+        lambda: _layouts12()[(8, 1, 1)].memory_bytes / 2**30,
+    ),
     Claim("12", "979121e2", r"shortest step here is TP \d+ × PP (\d+)", lambda: _fastest12()[1]),
     Claim(
         "12",
         "979121e2",
-        r"all-reduces from ([\d.]+) s",
+        r"collectives from ([\d.]+) s",
         lambda: _layouts12()[(8, 4, 1)].tensor_parallel_s,
     ),
     Claim(
