@@ -125,3 +125,17 @@ def test_bad_input():
         allreduce_time(1e6, 2, link="carrier pigeon")
     with pytest.raises(InvalidParameter, match="'schedule'"):
         pipeline_schedule(4, 4, "zigzag")
+
+
+def test_step_reports_memory_feasibility_beside_mfu():
+    """A 70B-like model on 512 H100s with TP 8 x PP 1 and ZeRO-1 keeps an eighth of the FP32
+    weights and gradients per GPU: 70e9 / 8 x 8 B = 65 GiB before activations, so the step
+    does not fit an 80 GiB GPU and says so next to its MFU; adding 4 pipeline stages fits."""
+    shape = dict(layers=80, hidden=8192, heads=64, seq_len=4096, vocab=32000,
+                 global_batch=1024, gpus=512, gpu="H100")  # fmt: skip
+    tp8 = step_time(tensor_parallel=8, pipeline_parallel=1, **shape)
+    states = tp8.params / 8 * 8  # FP32 weights and gradients of this GPU's shard
+    assert tp8.memory_bytes > states > 60 * 2**30
+    assert not tp8.fits and "does not fit" in str(tp8) and "MFU" in str(tp8)
+    pp4 = step_time(tensor_parallel=8, pipeline_parallel=4, **shape)
+    assert pp4.fits and pp4.memory_bytes < tp8.memory_bytes / 2
