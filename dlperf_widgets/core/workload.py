@@ -723,7 +723,10 @@ def workload(
         # ring attention passes every other rank's K and V around the ring once
         _collective(b, "cp K/V ring", layer, "all-gather", "cp", cp,
                     bsz * s * 2 * kv_out * act, L, "forward")  # fmt: skip
-    lin("o_proj", h, q_out, t_local * q_out * act)
+    # fused attention kernels write O in (batch, seq, heads, head dim) order, so the output
+    # projection's input is a view of the O they already saved; eager attention's P V
+    # output must be copied into that order first, a tensor of its own
+    lin("o_proj", h, q_out, t_local * q_out * act if impl == "eager" or ph == "decode" else 0.0)
     if dropout:
         _dropout(b, "hidden dropout", layer, t_sp * h, L, training, False)
     if tp > 1:
@@ -754,8 +757,10 @@ def workload(
         lin("up_proj" if not spec.gated_mlp else "gate_up_proj", up_n, h, t_local * h * act)
         act_rows = t_local
     if spec.gated_mlp:
+        # autograd of silu(gate) * up keeps gate and up (one tensor when gate and up come
+        # from one GEMM) and silu's output: 3 x tokens x ffn (a fused SwiGLU kernel keeps 2)
         _memory(b, "silu x up", f"{layer}.mlp", act_rows * ffn, _SWIGLU_FLOPS, 2, 1, L,
-                saved=2 * act_rows * ffn * act if training else 0.0)  # fmt: skip
+                saved=3 * act_rows * ffn * act if training else 0.0)  # fmt: skip
     else:
         _memory(b, "gelu", f"{layer}.mlp", act_rows * ffn, _GELU_FLOPS, 1, 1, L,
                 saved=act_rows * ffn * act if training else 0.0)  # fmt: skip
