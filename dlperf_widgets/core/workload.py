@@ -343,6 +343,7 @@ class Workload(ResultMixin):
     context_parallel: int
     expert_parallel: int
     kv_dtype: str
+    group_size: int
     gpus: int
     params: float
     params_per_gpu: float
@@ -591,7 +592,7 @@ def workload(
     dp = check_int("data_parallel", data_parallel, allow_array=False, maximum=_MAX_RANKS)
     z = check_int("zero", zero, minimum=0, maximum=3, allow_array=False)
     tp = check_int("tensor_parallel", tensor_parallel, allow_array=False, maximum=1024)
-    sp = (tp > 1) if sequence_parallel is None else check_bool("sequence_parallel",
+    sp = (tp > 1 and ph == "training") if sequence_parallel is None else check_bool("sequence_parallel",
                                                                sequence_parallel)  # fmt: skip
     pp = check_int("pipeline_parallel", pipeline_parallel, allow_array=False, maximum=1024)
     chunks = check_int("pipeline_chunks", pipeline_chunks, allow_array=False, maximum=64)
@@ -745,12 +746,19 @@ def workload(
         lin("router", ne, h, t_local * h * act)
         routed = math.ceil(t_local * topk * cap)  # token slots this GPU's tokens fill
         local_e = ne // ep
-        per_expert = math.ceil(routed / ne) * ep  # rows each local expert receives
+        # Only experts that receive a token run: with T tokens routed uniformly to top_k of
+        # E experts, an expert receives none with probability (1 - k/E)^T (at batch-1
+        # decode, just the top_k experts' weights are read).
+        group_tokens = t_local * ep
+        active = local_e * (1.0 - (1.0 - topk / ne) ** group_tokens)
+        run = max(1, min(local_e, math.ceil(active - 1e-9)))
+        rows_here = math.ceil(group_tokens * topk * cap * local_e / ne)
+        per_expert = math.ceil(rows_here / run)  # rows each running expert receives
         if ep > 1:
             _collective(b, "ep dispatch all-to-all", f"{layer}.experts", "all-to-all", "ep",
                         ep, routed * h * act, L, "forward")  # fmt: skip
-        t_e = per_expert * local_e
-        _linear(b, "experts up", f"{layer}.experts", per_expert, up_n, h, L * local_e, wbits,
+        t_e = per_expert * run
+        _linear(b, "experts up", f"{layer}.experts", per_expert, up_n, h, L * run, wbits,
                 training, gemm_dt_w, per_expert * h * act)  # fmt: skip
         act_rows = t_e
     else:
@@ -765,7 +773,7 @@ def workload(
         _memory(b, "gelu", f"{layer}.mlp", act_rows * ffn, _GELU_FLOPS, 1, 1, L,
                 saved=act_rows * ffn * act if training else 0.0)  # fmt: skip
     if ne > 1:
-        _linear(b, "experts down", f"{layer}.experts", per_expert, h, ffn, L * local_e, wbits,
+        _linear(b, "experts down", f"{layer}.experts", per_expert, h, ffn, L * run, wbits,
                 training, gemm_dt_w, per_expert * ffn * act)  # fmt: skip
         if ep > 1:
             _collective(b, "ep combine all-to-all", f"{layer}.experts", "all-to-all", "ep",
@@ -864,6 +872,7 @@ def workload(
         context_parallel=cp,
         expert_parallel=ep,
         kv_dtype=kvd.name,
+        group_size=gs,
         gpus=gpus_count,
         params=params,
         params_per_gpu=local_params,
@@ -1103,9 +1112,12 @@ def workload_memory(w: Workload) -> WorkloadMemory:
     p = w.params_per_gpu
     spec = w.spec
     if w.phase != "training":
-        weights = sum(k.weight_bytes * k.count for k in w.kernels if k.pass_ == "forward")
-        # the input embedding (not read as a GEMM) stays in 16 bits
-        weights += spec.vocab * spec.hidden * 2.0 / w.tensor_parallel * (not spec.tied_embeddings)
+        # every weight this GPU holds, as stored (experts that run no token this step too);
+        # the input embedding and the norms stay in 16 bits
+        wbits = _bits_per_weight(w.weights, w.precision, w.group_size)
+        emb = spec.vocab * spec.hidden / w.tensor_parallel * (not spec.tied_embeddings)
+        norms = (2 * spec.layers + 1) * spec.hidden / w.pipeline_parallel
+        weights = (p - emb - norms) * wbits / 8 + (emb + norms) * 2.0
         kv = 2.0 * spec.layers / w.pipeline_parallel * max(1, spec.kv_heads // w.tensor_parallel)
         kv *= spec.head_dim * w.context * w.batch * _dtype(w.kv_dtype).bytes_per_element
         act = max((k.bytes for k in w.kernels if k.kind != "collective"), default=0.0)
@@ -1163,8 +1175,13 @@ def _link_for(group_span: int, gpus_per_node: int, intra: Interconnect,
 
 def _collective_time(k: Kernel, bw: float, lat: float) -> float:
     n, s = k.ranks, k.bytes
-    if k.collective == "all-reduce":  # ring: reduce-scatter then all-gather
-        return 2 * (n - 1) * lat + 2 * (n - 1) / n * s / bw
+    if k.collective == "all-reduce":
+        # ring: reduce-scatter then all-gather, 2 (n - 1) steps; NCCL switches to a (double
+        # binary) tree for small messages, whose latency grows with log2 n instead (NCCL
+        # documentation, NCCL_ALGO): the faster of the two
+        ring = 2 * (n - 1) * lat + 2 * (n - 1) / n * s / bw
+        tree = 2 * math.ceil(math.log2(n)) * lat + 2 * s / bw
+        return min(ring, tree)
     if k.collective in ("all-gather", "reduce-scatter", "all-to-all"):
         return (n - 1) * lat + (n - 1) / n * s / bw
     return lat + s / bw  # p2p
