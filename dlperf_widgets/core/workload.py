@@ -71,6 +71,7 @@ __all__ = [
     "TIMINGS",
     "WEIGHT_FORMATS",
     "Kernel",
+    "TimeBreakdown",
     "Workload",
     "WorkloadMemory",
     "WorkloadTime",
@@ -1067,11 +1068,59 @@ class WorkloadTime(ResultMixin):
 
     def kernel_table(self, n: int = 15) -> str:
         """The kernels that take the time, as text: one row per kernel, largest first."""
-        rows = []
-        for k, t in self.top_kernels(n):
-            rows.append([*_row_cells(k)[:7], format_quantity(t, "s"),
-                         f"{t / self.step_s:.1%}" if self.step_s else "-"])  # fmt: skip
-        return _table_text([*_HEADER[:7], "time", "share"], rows, self._title())
+        return str(self.breakdown(n))
+
+    def breakdown(self, n: int = 15) -> TimeBreakdown:
+        """Which kernels take the time: the ``n`` largest and the step's categories."""
+        top = self.top_kernels(n)
+        return TimeBreakdown(
+            title=self._title(),
+            step_s=self.step_s,
+            categories=dict(self.categories),
+            kernels=tuple(
+                {"pass": k.pass_, "path": k.path, "kernel": k.name, "kind": k.kind,
+                 "count": k.count, "time_s": t,
+                 "share": t / self.step_s if self.step_s else 0.0}
+                for k, t in top
+            ),
+            _cells=tuple(
+                (*_row_cells(k)[:7], format_quantity(t, "s"),
+                 f"{t / self.step_s:.1%}" if self.step_s else "-")
+                for k, t in top
+            ),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TimeBreakdown(ResultMixin):
+    """Where a priced step's time goes: its categories (GEMMs, attention, memory-bound,
+    optimizer, exposed communication, pipeline bubble, exposed launch; they add up to
+    ``step_s``) and its largest kernels (time x count and share of the step)."""
+
+    title: str
+    step_s: float
+    categories: dict[str, float]
+    kernels: tuple[dict[str, Any], ...]
+    _cells: tuple[tuple[str, ...], ...] = field(default=(), repr=False)
+
+    _units: ClassVar[dict[str, str]] = {"step_s": "s"}
+
+    def _title(self) -> str:
+        return self.title
+
+    def _table(self) -> tuple[list[str], list[list[str]]]:
+        return [*_HEADER[:7], "time", "share"], [list(c) for c in self._cells]
+
+    def __str__(self) -> str:
+        header, rows = self._table()
+        cats = "  ".join(
+            f"{k} {format_quantity(v, 's')}" for k, v in self.categories.items() if v > 0
+        )
+        return _table_text(header, rows, self.title) + "\n" + cats
+
+    def _repr_html_(self) -> str:
+        header, rows = self._table()
+        return _table_html(header, rows, self.title)
 
 
 @dataclass(frozen=True)
