@@ -185,3 +185,19 @@ def test_cuda_graph_figure_of_cuda_jl():
     r = launch_overhead([0.0] * 80, launch_overhead_s=3.25e-6)
     assert r.eager_time_s == pytest.approx(260e-6)  # 260 us / 80 launches = 3.25 us each
     assert r.graph_time_s == pytest.approx(70e-6, rel=0.25)
+
+
+@pytest.mark.parametrize("elements", [2**10, 2**16, 2**22, 2**26])
+def test_a_cuda_graph_never_beats_the_kernels_own_time(elements):
+    """The timing-context rule: a chain's CUDA-graph time and its eager time are never below
+    the kernels' own (device) time, the model's predicted time; the host's launch overhead
+    (core.assumptions) is a different constant from the device's fixed cost per kernel."""
+    from dlperf_widgets.core.assumptions import HOST_LAUNCH_OVERHEAD_S
+
+    r = fusion_chain(["scale", "add"] * 5, elements=elements, gpu="H100")
+    lo = r.launch_unfused
+    floor = r.time_unfused_s * (1 - 1e-12)  # sums in another order differ in the last bit
+    assert lo.graph_time_s >= floor and lo.eager_time_s >= floor
+    assert r.eager_time_unfused_s >= floor
+    assert r.eager_time_fused_s >= r.time_fused_s * (1 - 1e-12)
+    assert lo.launch_overhead_s == HOST_LAUNCH_OVERHEAD_S
