@@ -41,6 +41,7 @@ from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .memlimited import ELEMENTWISE_OPS, NORMALIZATION_OPS, PassResult, memory_pass
 from .results import ResultMixin
+from .workload import fused_attention_time_s
 
 __all__ = [
     "CHAINS",
@@ -341,7 +342,8 @@ class AttentionResult(ResultMixin):
     keeps for the backward pass besides Q, K, V (the N x N probabilities for the standard
     algorithm; the output and FP32 log-sum-exp for FlashAttention, which recomputes P).
     Times are the model's predictions: the standard algorithm as two batched GEMMs and a
-    softmax pass; FlashAttention as one kernel doing the GEMMs' math on the traffic above.
+    softmax pass; FlashAttention as one kernel doing the GEMMs' FLOPs at FlashAttention-1's
+    calibrated share of the peak (core.workload.fused_attention_time_s) on the traffic above.
     """
 
     seq_len: int
@@ -402,11 +404,6 @@ def _ideal_time_s(g: Gpu, d: Dtype, flops: float, nbytes: float) -> float:
     return float(ideal_time_s(flops, nbytes, g, d))
 
 
-def _stream_time_s(g: Gpu, d: Dtype, nbytes: float) -> float:
-    """Predicted time to move ``nbytes`` through DRAM in one kernel (the kit's memory model)."""
-    return memory_pass("stream", "forward", "elementwise", 0.0, nbytes, g, d).predicted_time_s
-
-
 def attention(
     seq_len: int,
     *,
@@ -453,7 +450,11 @@ def attention(
     bytes_flash = bh * (qkvo * b + stats * _STAT_BYTES)
     bc, br, _, _ = flash_block_sizes(n, hd, m_elems)
     time_standard = scores.predicted_time_s + softmax.predicted_time_s + context.predicted_time_s
-    time_flash = max(scores.math_time_s + context.math_time_s, _stream_time_s(g, d, bytes_flash))
+    # FlashAttention (this function follows its first paper's Algorithm 1): its FLOPs at the
+    # calibrated share of the peak a FlashAttention-1 kernel sustains, on the traffic above
+    time_flash = fused_attention_time_s(
+        scores.flops + context.flops, bytes_flash, g, impl="flash1", dtype=d.name
+    )
     return AttentionResult(
         seq_len=n,
         head_dim=hd,

@@ -75,6 +75,7 @@ __all__ = [
     "Workload",
     "WorkloadMemory",
     "WorkloadTime",
+    "fused_attention_time_s",
     "price",
     "workload",
     "workload_constants",
@@ -1320,9 +1321,7 @@ def price(
         cal = achievable(g, k.dtype if g.supports(k.dtype) else "fp32")
         k_mem = k.bytes / (bw * cal.memory_fraction)
         if k.kind == "attention" and k.name.startswith("flash"):
-            dt = k.dtype if g.supports(k.dtype) else "fp16"
-            eff = consts[f"attention_{k.name.split()[0]}"].value
-            k_math = k.flops / (g.peak_flops(dt) * eff)
+            k_math = _fused_attention_math_s(k.flops, k.name.split()[0], g, k.dtype)
         else:
             k_math = k.flops / (_cuda_peak(g, _dtype(k.dtype)) * cal.math_fraction)
         times[i] = cal.kernel_overhead_s + overlap_time(k_math, k_mem)
@@ -1410,6 +1409,33 @@ def price(
         memory_times_s=memory_s,
         workload=w,
         memory=mem,
+    )
+
+
+def _fused_attention_math_s(flops: float, impl: str, g: Gpu, dtype: str) -> float:
+    """Math time of a fused attention kernel: its FLOPs at the implementation's calibrated
+    share of the Tensor Core peak (data/kernel_efficiency.csv)."""
+    dt = dtype if g.supports(dtype) else "fp16"
+    return flops / (g.peak_flops(dt) * workload_constants(g)[f"attention_{impl}"].value)
+
+
+def fused_attention_time_s(
+    flops: float, nbytes: float, gpu: str | Gpu = "A100", *, impl: str = "flash2",
+    dtype: str = "fp16",
+) -> float:  # fmt: skip
+    """Device time of one fused attention kernel doing ``flops`` on ``nbytes`` of DRAM traffic:
+    the implementation's calibrated math rate and the achievable bandwidth, combined as
+    every kernel is (imperfect overlap), plus the fixed cost per kernel (the model's
+    prediction; the same pricing as the attention kernels of :func:`price`)."""
+    g = _gpu(gpu)
+    name = check_choice("impl", impl, ("flash1", "flash2", "sdpa"))
+    name = "flash2" if name == "sdpa" else name
+    f = float(check_number("flops", flops, minimum=0))
+    nb = float(check_number("nbytes", nbytes, minimum=0))
+    cal = achievable(g, dtype if g.supports(dtype) else "fp32")
+    mem = nb / (g.memory_bandwidth_bytes_per_s * cal.memory_fraction)
+    return float(
+        cal.kernel_overhead_s + overlap_time(_fused_attention_math_s(f, name, g, dtype), mem)
     )
 
 

@@ -201,3 +201,28 @@ def test_a_cuda_graph_never_beats_the_kernels_own_time(elements):
     assert r.eager_time_unfused_s >= floor
     assert r.eager_time_fused_s >= r.time_fused_s * (1 - 1e-12)
     assert lo.launch_overhead_s == HOST_LAUNCH_OVERHEAD_S
+
+
+@pytest.mark.parametrize(
+    ("seq_len", "measured_ms"), [(1024, 0.68), (2048, 2.4), (4096, 8.42), (8192, 35.54)]
+)
+def test_flash_attention_time_against_the_paper(seq_len, measured_ms):
+    """FlashAttention's forward on an A100 40GB (Dao et al. 2022, Appendix E, Table 18: batch
+    16, 8 heads of 64, FP16, no mask) within 15 % of the published time: its FLOPs at the
+    calibrated FlashAttention-1 share of the peak, not at a GEMM's."""
+    a = attention(seq_len, head_dim=64, heads=8, batch=16, gpu="A100-SXM4-40GB")
+    assert a.time_flash_s * 1e3 == pytest.approx(measured_ms, rel=0.15)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"flops": -1.0, "nbytes": 1.0}, {"flops": float("nan"), "nbytes": 1.0},
+     {"flops": 1.0, "nbytes": "x"}, {"flops": 1.0, "nbytes": 1.0, "impl": "flash9"}],
+)  # fmt: skip
+def test_fused_attention_time_rejects_bad_input(kwargs):
+    """Bad FLOPs, bytes or implementation: one sentence naming the parameter."""
+    from dlperf_widgets.core.errors import InvalidParameter
+    from dlperf_widgets.core.workload import fused_attention_time_s
+
+    with pytest.raises(InvalidParameter, match=r"'(flops|nbytes|impl)'"):
+        fused_attention_time_s(gpu="A100", **kwargs)
