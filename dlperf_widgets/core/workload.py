@@ -23,7 +23,7 @@ Counting conventions (each line says where it comes from):
   probabilities to DRAM; FlashAttention (Dao et al. 2022, section 3.1) keeps them on chip
   and reads Q, K, V and writes O once. A causal mask lets fused kernels skip half the
   score blocks. Fused backward recomputes the scores: 5 matrix products against the
-  forward's 2 (Dao 2023, "FlashAttention-2", section 3.2), so 2.5 x the forward FLOPs.
+  forward's 2, so 2.5 x the forward FLOPs (the count of Dao 2023, "FlashAttention-2").
 - Memory-bound kernels move each tensor they read or write through DRAM once (NVIDIA
   "Optimizing Memory-Limited Layers" guide), with the operation counts of
   :mod:`.memlimited`.
@@ -135,8 +135,9 @@ _STATE_BYTES = {"adamw": 8, "adamw_fused": 8, "sgd": 4}
 # default multi-tensor ('foreach') path launches a few kernels per group of tensors; the
 # unfused count here is one kernel per tensor per operation of the update (about 5).
 _UNFUSED_ADAM_OPS = 5
-# Selective recomputation (Korthikanti et al. 2022, section 4.2.3) recomputes the part of
-# attention whose saved tensors grow with s^2: the scores, softmax and its dropout.
+# Selective recomputation (Korthikanti et al. 2022, "selective activation recomputation")
+# recomputes the part of attention whose saved tensors grow with s^2: the scores, softmax
+# and its dropout.
 _SELECTIVE = ("scores Q K^T", "softmax", "attention dropout")
 
 
