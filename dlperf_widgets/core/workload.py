@@ -92,7 +92,7 @@ WEIGHT_FORMATS = ("same", "fp8", "int8", "int4", "w8a8")
 # weight-only formats: weights stored narrow, dequantised to 16 bits inside the GEMM
 _WEIGHT_ONLY = ("fp8", "int8", "int4")
 RECOMPUTE = ("none", "selective", "full")
-OPTIMIZERS = ("adamw", "adamw_fused", "sgd")
+OPTIMIZERS = ("adamw", "adamw_fused", "sgd", "adafactor")
 TIMINGS = ("kernel", "graph", "eager")
 # The stacked-bar categories of a priced step.
 CATEGORIES = (
@@ -129,7 +129,13 @@ _LOSS_FLOPS = 5
 # read weight, gradient and momentum, write weight and momentum (20 B), 3 operations.
 _ADAM_FLOPS, _ADAM_BYTES, _SGD_FLOPS, _SGD_BYTES = 12, 28, 3, 20
 # Optimizer state bytes per parameter (FP32): AdamW keeps m and v, SGD the momentum.
-_STATE_BYTES = {"adamw": 8, "adamw_fused": 8, "sgd": 4}
+_STATE_BYTES = {"adamw": 8, "adamw_fused": 8, "sgd": 4, "adafactor": 0}
+# Adafactor (Shazeer & Stern 2018) without momentum keeps, per weight matrix, one row and one
+# column of second-moment statistics instead of a value per weight: (rows + columns) x 4 B,
+# a vanishing share of the weights (counted as 0 per weight). Its update reads the weight
+# and gradient and writes the weight, plus the gradient squared reduced along rows and
+# columns: about 16 B and 10 operations per weight, in several kernels per tensor.
+_ADAFACTOR_FLOPS, _ADAFACTOR_BYTES = 10, 16
 # Tensors of one layer the unfused optimizer updates with their own kernels: the four
 # attention projections, two or three MLP matrices, two norm scales. torch.optim.AdamW's
 # default multi-tensor ('foreach') path launches a few kernels per group of tensors; the
@@ -570,6 +576,8 @@ def workload(
     'flash2' or 'sdpa' (= flash2). ``recompute``: 'selective' recomputes attention's scores,
     'full' whole layers from their inputs. ``zero``: 0-3 (3 = FSDP). ``experts`` > 1 makes
     every MLP a mixture of ``experts`` with ``top_k`` routing and ``capacity_factor``.
+    ``optimizer``: 'adamw' (PyTorch's multi-tensor AdamW), 'adamw_fused', 'sgd' (with
+    momentum) or 'adafactor' (factored second moments, no momentum).
     ``dropout``: dropout after attention's softmax (eager attention; fused kernels drop in
     place) and after both residual branches, as BERT and GPT train (LLM pretraining
     usually runs without).
@@ -923,14 +931,17 @@ def _optimizer_kernels(
     opt: str, local_params: float, dp: int, zero: int, spec: LlmSpec, layers: int
 ) -> list[Kernel]:
     shard = local_params / (dp if zero >= 1 else 1)
-    fl, by = (_SGD_FLOPS, _SGD_BYTES) if opt == "sgd" else (_ADAM_FLOPS, _ADAM_BYTES)
+    fl, by = {
+        "sgd": (_SGD_FLOPS, _SGD_BYTES),
+        "adafactor": (_ADAFACTOR_FLOPS, _ADAFACTOR_BYTES),
+    }.get(opt, (_ADAM_FLOPS, _ADAM_BYTES))
     if opt == "adamw_fused":
         return [Kernel(name="fused AdamW", path="*", pass_="optimizer", kind="optimizer",
                        dtype="fp32", flops=fl * shard, bytes=by * shard)]  # fmt: skip
     # unfused: several kernels per tensor, each a read-modify-write of its FP32 state, about
     # twice the fused kernel's traffic in all
     tensors = layers * (len(spec.linears()) + 2) + 3
-    ops = _UNFUSED_ADAM_OPS if opt == "adamw" else 2
+    ops = _UNFUSED_ADAM_OPS if opt in ("adamw", "adafactor") else 2
     return [Kernel(name=f"{opt} (per tensor)", path="*", pass_="optimizer", kind="optimizer",
                    dtype="fp32", flops=fl * shard / (tensors * ops),
                    bytes=2.0 * by * shard / (tensors * ops), count=tensors * ops)]  # fmt: skip

@@ -219,3 +219,12 @@ def test_fp8_precision_needs_a_gpu_with_fp8():
     assert any(k.kind == "quant" for k in w.kernels)
     assert assert_kit_error(lambda: price(w, "V100")) is not None
     assert np.all(price(w, "H100").times_s > 0)
+
+
+def test_optimizer_states_per_weight():
+    """Model states per weight: AdamW 16 B (FP32 weight, gradient, m, v), SGD with momentum
+    12 B, Adafactor 8 B (its factored statistics are a row and a column per matrix)."""
+    for opt, per_weight in (("adamw", 16), ("sgd", 12), ("adafactor", 8)):
+        m = workload_memory(workload(GPT, seq=128, optimizer=opt))
+        states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes
+        assert states == pytest.approx(per_weight * workload(GPT, seq=128).params_per_gpu)
