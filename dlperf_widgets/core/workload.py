@@ -93,7 +93,9 @@ WEIGHT_FORMATS = ("same", "fp8", "int8", "int4", "w8a8")
 _WEIGHT_ONLY = ("fp8", "int8", "int4")
 RECOMPUTE = ("none", "selective", "full")
 OPTIMIZERS = ("adamw", "adamw_fused", "sgd", "adafactor")
-TIMINGS = ("kernel", "graph", "eager")
+TIMINGS = ("kernel", "back-to-back", "eager")
+# a CUDA graph replays its kernels back to back: the same context
+_TIMING_ALIASES = {"graph": "back-to-back", "cuda-graph": "back-to-back"}
 # The stacked-bar categories of a priced step.
 CATEGORIES = (
     "GEMMs",
@@ -997,7 +999,7 @@ class WorkloadTime(ResultMixin):
     ``workload.kernels``; ``math_times_s`` and ``memory_times_s`` its math and DRAM times at
     the achievable rates (a kernel is math-bound where the first is larger). ``device_time_s``: all compute kernels back to back (what CUPTI
     sums); ``launch_exposed_s``: time the GPU waits for the host ('eager'), or the one graph
-    launch ('graph'); ``communication_s`` and ``communication_exposed_s``: the collectives,
+    launch ('back-to-back', a CUDA graph); ``communication_s`` and ``communication_exposed_s``: the collectives,
     and what of them is not hidden behind compute (``overlapped_exposed_s``: the part of the
     collectives meant to overlap, gradient reduction and ZeRO-3 gathers, that outlasts it); ``bubble_s``: pipeline fill and drain.
     ``step_s`` is their sum. ``mfu``: model FLOPs (PaLM's count) over step time and the
@@ -1253,7 +1255,7 @@ def price(
     w: Workload,
     gpu: str | Gpu = "H100",
     *,
-    timing: str = "graph",
+    timing: str = "back-to-back",
     gpus_per_node: int = 8,
     intra_link: str | None = None,
     inter_link: str | None = None,
@@ -1270,13 +1272,16 @@ def price(
       ``data/achievable.csv`` plus the device-side fixed cost per kernel.
     - Collectives: rings over NVLink inside a node and the nodes' NICs across nodes.
 
-    ``timing``: 'kernel' (the kernels' own durations summed), 'graph' (one CUDA graph
-    launch, then the kernels back to back: never faster than 'kernel'), 'eager' (the host
-    issues each kernel; the GPU idles whenever it runs ahead of the host).
+    ``timing`` (core.assumptions' timing contexts): 'kernel' (the kernels' own durations
+    summed), 'back-to-back' or its alias 'graph' (one CUDA graph launch, then the kernels
+    back to back: never faster than 'kernel'), 'eager' (the host issues each kernel; the GPU
+    idles whenever it runs ahead of the host).
     """
     if not isinstance(w, Workload):
         raise InvalidParameter(f"'workload' must be a Workload (got {describe(w)})")
     g = _gpu(gpu)
+    if isinstance(timing, str) and timing.strip().lower() in _TIMING_ALIASES:
+        timing = _TIMING_ALIASES[timing.strip().lower()]
     ctx = check_choice("timing", timing, TIMINGS)
     npn = check_int("gpus_per_node", gpus_per_node, allow_array=False, maximum=1024)
     overlap = check_bool("overlap", overlap)
@@ -1378,7 +1383,7 @@ def price(
     n_launch = float(count[compute].sum())
     if ctx == "kernel":
         launch = 0.0
-    elif ctx == "graph":
+    elif ctx == "back-to-back":
         launch = CUDA_GRAPH_LAUNCH_S
     else:
         # one micro-batch's chain, repeated; the optimizer's kernels after it

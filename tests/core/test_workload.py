@@ -73,7 +73,7 @@ def test_flash_attention_saves_no_scores():
 
 
 def test_a_cuda_graph_never_makes_a_chain_faster_than_its_device_time():
-    """The timing-context rule: 'kernel' <= 'graph' <= 'eager', for a chain of short decode
+    """The timing-context rule: 'kernel' <= 'back-to-back' (a CUDA graph) <= 'eager', for a chain of short decode
     kernels (where the host's launches dominate) and for a long training step."""
     for w in (workload("llama-2-7b", phase="decode", batch=1, context=128),
               workload("llama-2-7b", batch=1, seq=2048)):  # fmt: skip
