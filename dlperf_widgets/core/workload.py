@@ -699,7 +699,10 @@ def workload(
     # attention: queries T_local (decode: batch), keys kv_len, per local head
     nq = bsz * (1 if ph == "decode" else s // cp)
     pairs = float(nq) * kv_len * heads
-    if ph != "decode" and causal and cp == 1:
+    # a causal mask halves the score blocks fused kernels compute; context parallelism keeps
+    # that saving when the sequence is split in balanced (zig-zag) chunks, as ring attention
+    # implementations do
+    if ph != "decode" and causal:
         pairs_done = pairs / 2 if impl != "eager" else pairs  # eager computes every score
     else:
         pairs_done = pairs
@@ -1210,9 +1213,10 @@ def workload_memory(w: Workload) -> WorkloadMemory:
     # 1F1B keeps up to pipeline_parallel micro-batches in flight on the first stage
     alive = min(w.micro_batches, w.pipeline_parallel) if w.pipeline_parallel > 1 else 1
     activations = per_mb * alive
-    # loss backward: the FP32 gradient of the logits beside the saved log-probabilities
+    # loss backward: two logits-sized FP32 tensors at once (the gradient of the
+    # log-probabilities and that of the logits) beside the saved log-probabilities
     loss = next((k for k in fwd if k.path == "loss"), None)
-    logits_grad = loss.saved_bytes if loss is not None else 0.0
+    logits_grad = 2.0 * loss.saved_bytes if loss is not None else 0.0
     gathered = 0.0
     if z >= 3 and dp > 1:
         attn, mlp = _layer_params(spec, 1)

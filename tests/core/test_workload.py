@@ -241,3 +241,10 @@ def test_w8a8_prefill_runs_int8_gemms():
     assert any(k.kind == "quant" for k in q.kernels)
     tf, tq = price(f, "A100").step_s, price(q, "A100").step_s
     assert 1.0 < tf / tq < 2.0
+
+
+def test_loss_backward_transient_is_two_fp32_logits():
+    """The peak adds, during the loss backward, two logits-sized FP32 tensors (the gradients of
+    the log-probabilities and of the logits): 2 x 4 B x tokens x vocab."""
+    m = workload_memory(workload("llama-3-8b", batch=2, seq=1024))
+    assert m.transient_bytes == pytest.approx(2 * 4 * 2 * 1024 * 128256)
