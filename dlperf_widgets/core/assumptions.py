@@ -10,6 +10,8 @@ every widget, notebook and command follows.
 from __future__ import annotations
 
 __all__ = [
+    "CUDA_GRAPH_LAUNCH_S",
+    "HOST_LAUNCH_OVERHEAD_S",
     "LATENCY_SPLIT_K_DEPTH",
     "LATENCY_TILE",
     "MIN_KERNEL_TIME_S",
@@ -85,3 +87,22 @@ LATENCY_SPLIT_K_DEPTH = 256
 # partial products, which are written and read back in FP32.
 SPLIT_K_FACTORS = (2, 4, 8, 16, 32, 64)
 SPLIT_K_ACCUMULATOR_BYTES = 4
+
+# -- timing context: the host's side of a kernel ------------------------------------------
+# A predicted time is one of three things (core.workload.TIMINGS): the kernels' own
+# durations as CUPTI reports them ('kernel': work plus the device-side fixed cost of
+# data/achievable.csv, kernel_overhead_us); a chain of kernels captured in a CUDA graph
+# ('back-to-back', as a CUDA graph replays them: one launch for the whole chain); or eager launches
+# from Python ('eager': the host issues one kernel at a time and the GPU waits whenever a
+# kernel finishes before the host has issued the next). The host's cost per kernel is a
+# different constant from the device's fixed cost: a CUDA graph removes it, not the other.
+#
+# HOST_LAUNCH_OVERHEAD_S: host time to issue one kernel from PyTorch eager code: the CUDA
+# runtime's launch call costs microseconds of CPU time per kernel (NVIDIA developer blog,
+# "Getting Started with CUDA Graphs", 2019, which removes it by capturing the chain), and
+# PyTorch's dispatcher adds its own per-op cost before it. 10 us for the two together is
+# the kit's round assumption, not a fit: it sets only the 'eager' context.
+HOST_LAUNCH_OVERHEAD_S = 10e-6
+# CUDA_GRAPH_LAUNCH_S: host time to launch a whole captured graph (one cudaGraphLaunch):
+# paid once per graph, so it is taken as one kernel launch's cost.
+CUDA_GRAPH_LAUNCH_S = 10e-6

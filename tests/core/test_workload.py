@@ -1,0 +1,250 @@
+"""Tests of core/workload.py: a step as its kernel list, priced kernel by kernel."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dlperf_widgets.core.errors import InvalidParameter
+from dlperf_widgets.core.gemm import gemm_sweep
+from dlperf_widgets.core.inference import MODELS, LlmSpec
+from dlperf_widgets.core.workload import price, workload, workload_memory
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hostile"))
+from hostile_support import HOSTILE_NUMBERS, assert_kit_error
+
+# A GPT-style layer (LayerNorm, GELU MLP of 4h, no GQA): the shape Korthikanti et al. count.
+GPT = LlmSpec("gpt-test", 4, 1024, 16, 16, 64, 4096, 50304, gated_mlp=False, rotary=False)
+
+
+def test_gemm_kernels_are_priced_by_the_gemm_model_summed_by_hand():
+    """Every GEMM's time in a priced step equals the kit's GEMM model called on that shape,
+    and the GEMM category is their sum times their counts (no second GEMM formula)."""
+    w = workload("llama-2-7b", batch=2, seq=1024)
+    p = price(w, "A100-SXM4-80GB", timing="kernel")
+    total = 0.0
+    for k, t in zip(w.kernels, p.times_s, strict=True):
+        if k.kind != "gemm":
+            continue
+        ref = float(gemm_sweep(k.m, k.n, k.k, batch=k.batch, dtype=k.dtype,
+                               gpu="A100-SXM4-80GB").predicted_time_s)  # fmt: skip
+        assert t == pytest.approx(ref, rel=1e-12)
+        total += ref * k.count
+    assert p.categories["GEMMs"] == pytest.approx(total, rel=1e-12)
+
+
+def test_training_flops_match_the_closed_form_6n_plus_attention():
+    """The kernel list's FLOPs of a training step (no recomputation, eager attention that
+    computes every score) equal 6 x weights x tokens plus 12 x layers x h x s per token, the
+    closed form of Narayanan et al. 2021 / PaLM, up to the element-wise kernels (< 1 %)."""
+    b, s = 2, 512
+    w = workload(GPT, batch=b, seq=s, attention="eager", precision="bf16")
+    gemm_attn = sum(k.flops * k.count for k in w.kernels if k.kind in ("gemm", "attention"))
+    linear = GPT.linear_params + GPT.vocab * GPT.hidden  # the LM head is a linear layer too
+    expected = (6.0 * linear + 12.0 * GPT.layers * GPT.hidden * s) * b * s
+    assert gemm_attn == pytest.approx(expected, rel=1e-9)
+
+
+def test_saved_activations_match_korthikanti():
+    """Per layer, eager attention, no recomputation, 16-bit: Korthikanti et al. 2022 (section
+    4.1, eq. 1) count 34 s b h + 5 a s^2 b bytes with dropout; its masks and outputs are
+    2 s b h + 3 a s^2 b, so without dropout a layer saves 32 s b h + 2 a s^2 b."""
+    b, s, h, a = 2, 256, GPT.hidden, GPT.heads
+    for dropout, expected in ((True, 34 * s * b * h + 5 * a * s * s * b),
+                              (False, 32 * s * b * h + 2 * a * s * s * b)):  # fmt: skip
+        w = workload(GPT, batch=b, seq=s, attention="eager", precision="fp16", dropout=dropout)
+        per_layer = sum(k.saved_bytes for k in w.kernels
+                        if k.pass_ == "forward" and k.path.startswith("layers"))  # fmt: skip
+        assert per_layer == pytest.approx(expected)
+
+
+def test_flash_attention_saves_no_scores():
+    """FlashAttention keeps no s x s tensor: a layer's saved bytes do not grow with s^2."""
+
+    def saved(s: int) -> float:
+        w = workload(GPT, batch=1, seq=s, attention="flash2")
+        return sum(k.saved_bytes for k in w.kernels if k.path.startswith("layers"))
+
+    assert saved(4096) / saved(2048) == pytest.approx(2.0, rel=1e-3)
+
+
+def test_a_cuda_graph_never_makes_a_chain_faster_than_its_device_time():
+    """The timing-context rule: 'kernel' <= 'back-to-back' (a CUDA graph) <= 'eager', for a chain of short decode
+    kernels (where the host's launches dominate) and for a long training step."""
+    for w in (workload("llama-2-7b", phase="decode", batch=1, context=128),
+              workload("llama-2-7b", batch=1, seq=2048)):  # fmt: skip
+        k, g, e = (price(w, "H100", timing=t) for t in ("kernel", "graph", "eager"))
+        assert k.device_time_s == g.device_time_s == e.device_time_s
+        assert k.step_s <= g.step_s <= e.step_s
+        assert g.step_s >= g.device_time_s
+
+
+def test_eager_launch_is_exposed_when_kernels_are_shorter_than_a_launch():
+    """A decode step of a tiny model has kernels of a few microseconds: eagerly launched, the
+    step takes about the host's launches (n x 10 us), not the kernels' time."""
+    tiny = LlmSpec("tiny", 2, 256, 4, 4, 64, 1024, 1000)
+    w = workload(tiny, phase="decode", batch=1, context=16)
+    e = price(w, "H100", timing="eager")
+    launches = sum(k.count for k in w.kernels if k.kind != "collective")
+    assert e.step_s >= launches * 10e-6
+    assert e.launch_exposed_s > e.device_time_s * 0.3
+
+
+def test_training_step_reports_memory_feasibility():
+    """A 70B model's unsharded training step does not fit an 80 GB GPU and says so next to its
+    MFU; FSDP over 64 GPUs with full recomputation makes it fit. 16 B per weight (FP32
+    weights, gradients, two Adam moments) alone is 1.1 TB for 70B weights."""
+    spec = MODELS["llama-2-70b"]
+    one = price(workload(spec, batch=1, seq=4096), "H100")
+    assert not one.fits and "does not fit" in str(one)
+    assert one.memory.weights_bytes + one.memory.gradients_bytes + one.memory.optimizer_bytes \
+        == pytest.approx(16.0 * one.workload.params_per_gpu)  # fmt: skip
+    sharded = price(workload(spec, batch=1, seq=4096, data_parallel=64, zero=3,
+                             recompute="full"), "H100")  # fmt: skip
+    assert sharded.fits and "fits" in sharded.feasibility
+
+
+def test_gqa_shrinks_the_kv_projection_and_the_cache():
+    """Llama-2-70B's 8 KV heads of 64 query heads: the QKV GEMM's N is (64 + 2 x 8) x 128,
+    and the decode attention reads 2 x 8 x 128 values per token and layer."""
+    spec = MODELS["llama-2-70b"]
+    w = workload(spec, phase="decode", batch=1, context=1000, precision="fp16")
+    qkv = next(k for k in w.kernels if k.name == "qkv_proj")
+    assert qkv.n == (64 + 16) * 128
+    att = next(k for k in w.kernels if k.kind == "attention")
+    assert att.bytes - 2 * 64 * 128 * 2 == 2 * 8 * 128 * 1000 * 2
+
+
+def test_recomputation_adds_forward_flops():
+    """Full recomputation runs each layer's forward again: hardware FLOPs grow by the layers'
+    forward FLOPs (Korthikanti et al.: 4/3 of the FLOPs for the layers), MFU's numerator not."""
+    base = workload(GPT, batch=1, seq=512)
+    full = workload(GPT, batch=1, seq=512, recompute="full")
+    layer_fwd = sum(k.flops * k.count for k in base.kernels
+                    if k.pass_ == "forward" and k.path.startswith("layers"))  # fmt: skip
+    assert full.flops - base.flops == pytest.approx(layer_fwd)
+    assert full.model_flops == base.model_flops
+
+
+def test_weight_only_int4_decode_reads_a_quarter_of_the_weights():
+    """An int4 GEMM with group size 128 stores 4 + 16/128 bits per weight: the linear
+    layers' weight bytes are 4.125/16 of FP16's."""
+    f = workload("llama-2-7b", phase="decode", precision="fp16")
+    q = workload("llama-2-7b", phase="decode", precision="fp16", weights="int4")
+    wf = sum(k.weight_bytes * k.count for k in f.kernels if k.path.startswith("layers"))
+    wq = sum(k.weight_bytes * k.count for k in q.kernels if k.path.startswith("layers"))
+    assert wq / wf == pytest.approx(4.125 / 16)
+
+
+def test_moe_runs_top_k_experts_per_token():
+    """A Mixtral-like layer (8 experts, top-2, capacity 1): the expert GEMMs do top-k times
+    the FLOPs of one dense MLP."""
+    spec = MODELS["mistral-7b"]
+    dense = workload(spec, phase="prefill", batch=1, seq=1024, precision="fp16")
+    moe = workload(spec, phase="prefill", batch=1, seq=1024, precision="fp16", experts=8,
+                   top_k=2)  # fmt: skip
+    mlp = sum(k.flops * k.count for k in dense.kernels if "proj" in k.name and "o_" not in k.name
+              and "qkv" not in k.name)  # fmt: skip
+    exp = sum(k.flops * k.count for k in moe.kernels if k.name.startswith("experts"))
+    assert exp == pytest.approx(2 * mlp)
+
+
+def test_tensor_parallel_adds_two_collectives_per_layer_each_way():
+    """Megatron TP: two all-reduces of the b x s x h activation per layer forward and two
+    backward (Shoeybi et al. 2019, section 3); with sequence parallelism an all-gather and a
+    reduce-scatter of the same activation in place of each (Korthikanti et al. 2022, 4.2.2)."""
+    w = workload(GPT, batch=1, seq=512, tensor_parallel=4, sequence_parallel=False)
+    for pass_ in ("forward", "backward"):
+        ar = [k for k in w.kernels if k.kind == "collective" and k.pass_ == pass_]
+        assert sum(k.count for k in ar) == 2 * GPT.layers
+        assert all(k.bytes == 512 * GPT.hidden * 2 and k.collective == "all-reduce" for k in ar)
+    sp = workload(GPT, batch=1, seq=512, tensor_parallel=4)
+    ops = sorted(k.collective for k in sp.kernels if k.kind == "collective" for _ in range(k.count))
+    assert ops.count("all-gather") == ops.count("reduce-scatter") == 4 * GPT.layers
+
+
+def test_pricing_a_96_layer_model_is_not_per_layer():
+    """Identical layers are one row with a count: a 96-layer model has as many rows as a
+    4-layer one (so its price costs the same; speed is measured in benchmarks/)."""
+    big = LlmSpec("gpt-175b", 96, 12288, 96, 96, 128, 49152, 51200, gated_mlp=False)
+    small = LlmSpec("small", 4, 12288, 96, 96, 128, 49152, 51200, gated_mlp=False)
+    assert len(workload(big).kernels) == len(workload(small).kernels)
+
+
+def test_table_views():
+    """A reader sees a step as a table (text and HTML) and JSON; the kernel table ranks the
+    kernels that take the time and shares add up to at most 100 %."""
+    w = workload("llama-2-7b", batch=1, seq=256)
+    assert "qkv_proj" in str(w) and "<table" in w._repr_html_()
+    d = w.to_dict()
+    assert d["kernels"][0]["name"] == w.kernels[0].name
+    p = price(w, "H100")
+    assert "share" in p.kernel_table(5)
+    assert sum(p.categories.values()) == pytest.approx(p.step_s)
+    assert p.to_dict()["feasibility"] == p.feasibility
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"batch": v} for v in HOSTILE_NUMBERS]
+    + [{"seq": v} for v in HOSTILE_NUMBERS]
+    + [{"phase": v} for v in ("train", None, 3)]
+    + [{"attention": "xformers"}, {"recompute": True}, {"zero": 4}, {"tensor_parallel": 3},
+       {"experts": 8, "top_k": 9}, {"capacity_factor": float("nan")}, {"weights": "int4"},
+       {"expert_parallel": 2, "experts": 8}, {"causal": "yes"}],
+)  # fmt: skip
+def test_workload_rejects_bad_input_in_one_sentence(kwargs):
+    """Every bad option gives the kit's one-sentence InvalidParameter, quickly."""
+    assert assert_kit_error(lambda: workload("llama-2-7b", **kwargs)) is not None
+
+
+@pytest.mark.parametrize("bad", [None, "step", 3, {"timing": "x"}])
+def test_price_rejects_bad_input(bad):
+    """price() and workload_memory() refuse what is not a Workload, and a bad timing."""
+    assert assert_kit_error(lambda: price(bad, "H100")) is not None
+    assert assert_kit_error(lambda: workload_memory(bad)) is not None
+    w = workload("llama-2-7b", seq=128)
+    with pytest.raises(InvalidParameter, match="'timing'"):
+        price(w, "H100", timing="cupti")
+
+
+def test_fp8_precision_needs_a_gpu_with_fp8():
+    """FP8 GEMMs price on Hopper, and a V100 refuses them with one sentence."""
+    w = workload("llama-2-7b", seq=512, precision="fp8")
+    assert math.isfinite(price(w, "H100").step_s)
+    assert any(k.kind == "quant" for k in w.kernels)
+    assert assert_kit_error(lambda: price(w, "V100")) is not None
+    assert np.all(price(w, "H100").times_s > 0)
+
+
+def test_optimizer_states_per_weight():
+    """Model states per weight: AdamW 16 B (FP32 weight, gradient, m, v), SGD with momentum
+    12 B, Adafactor 8 B (its factored statistics are a row and a column per matrix)."""
+    for opt, per_weight in (("adamw", 16), ("sgd", 12), ("adafactor", 8)):
+        m = workload_memory(workload(GPT, seq=128, optimizer=opt))
+        states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes
+        assert states == pytest.approx(per_weight * workload(GPT, seq=128).params_per_gpu)
+
+
+def test_w8a8_prefill_runs_int8_gemms():
+    """W8A8 (int8 weights and activations): the linear layers are int8 Tensor Core GEMMs
+    with a cast of each input, and a long prefill on an A100 (int8 peak twice FP16's) is
+    faster than in FP16 though not twice, the casts and attention staying as they were."""
+    f = workload("llama-2-7b", phase="prefill", batch=4, seq=2048, precision="fp16")
+    q = workload("llama-2-7b", phase="prefill", batch=4, seq=2048, precision="fp16",
+                 weights="w8a8")  # fmt: skip
+    assert {k.dtype for k in q.kernels if k.kind == "gemm" and k.path != "lm_head"} == {"int8"}
+    assert any(k.kind == "quant" for k in q.kernels)
+    tf, tq = price(f, "A100").step_s, price(q, "A100").step_s
+    assert 1.0 < tf / tq < 2.0
+
+
+def test_loss_backward_transient_is_two_fp32_logits():
+    """The peak adds, during the loss backward, two logits-sized FP32 tensors (the gradients of
+    the log-probabilities and of the logits): 2 x 4 B x tokens x vocab."""
+    m = workload_memory(workload("llama-3-8b", batch=2, seq=1024))
+    assert m.transient_bytes == pytest.approx(2 * 4 * 2 * 1024 * 128256)
