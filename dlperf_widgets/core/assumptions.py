@@ -10,6 +10,9 @@ every widget, notebook and command follows.
 from __future__ import annotations
 
 __all__ = [
+    "CACHE_STATES",
+    "DEFAULT_CACHE",
+    "DEFAULT_CONTEXT",
     "LATENCY_SPLIT_K_DEPTH",
     "LATENCY_TILE",
     "MIN_KERNEL_TIME_S",
@@ -21,6 +24,8 @@ __all__ = [
     "THIN_OUTPUT_PAD",
     "THIN_TILE",
     "TILE_REUSE_R0",
+    "TIMING_CONTEXTS",
+    "TIMING_CONTEXT_DESCRIPTIONS",
 ]
 
 # The calibrated constants (achievable fractions of peak and bandwidth, the fixed cost per
@@ -33,6 +38,43 @@ __all__ = [
 # bandwidth, and it is reported 'latency'-limited. The per-architecture values the model
 # uses are in data/achievable.csv (kernel_overhead_us); this is their default.
 MIN_KERNEL_TIME_S = 5e-6
+
+# Timing context: a GEMM's time depends on how it is timed, not only on the GPU. The model
+# says which of three contexts every predicted time is for, and each has its own fixed cost
+# per kernel (data/achievable.csv; core.calibration.Achievable.fixed_cost_s):
+# - 'kernel': one kernel timed on the device alone (CUPTI / Nsight kernel duration, or CUDA
+#   events recorded on a stream that is already busy): the kernel's work plus its device-side
+#   fixed cost (kernel_overhead_us: block scheduling and ramp-up of the first wave, drain of
+#   the last). XLA's matmul table is timed so (median CUPTI kernel time).
+# - 'back-to-back': the per-kernel time of kernels queued one after another on a stream or
+#   replayed in a CUDA graph: the next kernel's launch and ramp-up overlap the previous one's
+#   drain, so the fixed cost is smaller (back_to_back_overhead_us). aiconfigurator's tables
+#   (CUDA-graph replays / kernel count) and DeepBench (400 calls / wall clock) are timed so.
+# - 'eager': one framework call timed from the host (CUDA events around an eager PyTorch
+#   call on an idle GPU, or a host clock with a synchronize): the host's launch overhead
+#   (launch_overhead_us: framework dispatch, library heuristics, the driver's launch) comes
+#   before the kernel starts, and is added to the kernel's time. NeuSight is timed so.
+# An eager time is never shorter than the kernel time, and the kernel time never shorter
+# than the back-to-back one (tests/core/test_gemm_context.py).
+TIMING_CONTEXTS = ("kernel", "back-to-back", "eager")
+TIMING_CONTEXT_DESCRIPTIONS = {
+    "kernel": "an isolated kernel timed on the device (CUPTI kernel time)",
+    "back-to-back": "back-to-back kernels (a stream or a CUDA graph), time per kernel",
+    "eager": "an eager call timed from the host (CUDA events around one call, launch included)",
+}
+# The kit's own timer (live/timing.py) overwrites an L2-sized buffer before each timed call,
+# then records the start event, the GEMM and the end event: the flush kernel keeps the GPU
+# busy while the host launches the GEMM, so the launch is hidden and the events bracket the
+# kernel on the device. That is the 'kernel' context, and the default.
+DEFAULT_CONTEXT = "kernel"
+
+# Cache state of the operands when the GEMM starts. 'cold': they come from DRAM (the kit's
+# timer flushes L2 before every timed call, and a GEMM inside a large model rarely finds its
+# operands in L2). 'warm': the same operands were used just before (a benchmark that repeats
+# one call on the same tensors, as every published table the kit ships does), so a working
+# set that fits in L2 is read from L2 (core.gemm, the L2 term).
+CACHE_STATES = ("cold", "warm")
+DEFAULT_CACHE = "cold"
 
 # Math and data movement overlap inside a kernel, but not perfectly: the first tiles' loads
 # come before any math and the last tiles' stores after it. The model combines the two

@@ -7,8 +7,12 @@ the measurements demand it) read from ``data/achievable.csv``:
 
 - ``math_fraction``: the share of the datasheet peak a large aligned GEMM sustains;
 - ``memory_fraction``: the share of the datasheet DRAM bandwidth a streaming kernel sustains;
-- ``kernel_overhead_s``: a fixed cost per kernel added to its work (launch, the ramp-up of
-  the first wave and the drain of the last), replacing a floor that acted as a minimum;
+- ``kernel_overhead_s``: the device-side fixed cost of a kernel timed alone, added to its
+  work (block scheduling, the ramp-up of the first wave and the drain of the last);
+- ``back_to_back_overhead_s``: the same per kernel when kernels run back to back on a stream
+  or in a CUDA graph (the next launch overlaps the previous kernel's drain);
+- ``launch_overhead_s``: the host's cost of one eager framework call before its kernel
+  starts, added in the 'eager' timing context (:data:`~.assumptions.TIMING_CONTEXTS`);
 - ``misaligned_efficiency``: the math efficiency of a Tensor Core GEMM whose K is not a
   multiple of 16 bytes, and ``misaligned_mn_efficiency`` the (milder) one when only M or N
   is off it. NVIDIA measured the weight gradient, whose K is the batch, suffering most from
@@ -26,22 +30,29 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .assumptions import OVERLAP_EXPONENT
+from ._validate import check_choice
+from .assumptions import DEFAULT_CONTEXT, OVERLAP_EXPONENT, TIMING_CONTEXTS
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .gpus import Gpu, _read_csv
 from .gpus import gpu as _gpu
 from .results import ResultMixin
 
-__all__ = ["FIELDS", "Achievable", "achievable", "overlap_time"]
+__all__ = ["FIELDS", "Achievable", "achievable", "check_context", "overlap_time"]
 
 FIELDS = (
     "math_fraction",
     "memory_fraction",
     "kernel_overhead_us",
+    "back_to_back_overhead_us",
+    "launch_overhead_us",
     "misaligned_efficiency",
     "misaligned_mn_efficiency",
 )
+
+# the constants that set the time of a kernel in the default ('kernel') context: the basis
+# of an Achievable says where these came from
+_TIME_FIELDS = ("math_fraction", "memory_fraction", "kernel_overhead_us")
 
 
 @dataclass(frozen=True)
@@ -64,8 +75,30 @@ class Achievable(ResultMixin):
     misaligned_mn_efficiency: float
     basis: str
     sources: dict[str, str]
+    back_to_back_overhead_s: float = 0.0
+    launch_overhead_s: float = 0.0
 
-    _units: ClassVar[dict[str, str]] = {"kernel_overhead_s": "s"}
+    _units: ClassVar[dict[str, str]] = {
+        "kernel_overhead_s": "s",
+        "back_to_back_overhead_s": "s",
+        "launch_overhead_s": "s",
+    }
+
+    def fixed_cost_s(self, context: str = DEFAULT_CONTEXT) -> float:
+        """The fixed time one kernel adds to its work in a timing context.
+
+        'back-to-back': the back-to-back overhead; 'kernel': the isolated kernel's device
+        overhead (never less than the back-to-back one); 'eager': that plus the host's launch
+        overhead. So eager >= kernel >= back-to-back for any kernel.
+        """
+        context = check_context(context)
+        b2b = self.back_to_back_overhead_s
+        alone = max(self.kernel_overhead_s, b2b)
+        if context == "back-to-back":
+            return b2b
+        if context == "kernel":
+            return alone
+        return alone + self.launch_overhead_s
 
     def _title(self) -> str:
         return f"What a {self.gpu} achieves in {self.dtype} ({self.unit} cores)"
@@ -74,7 +107,9 @@ class Achievable(ResultMixin):
         return [
             ("math, share of datasheet peak", f"{self.math_fraction:.0%}"),
             ("DRAM, share of datasheet bandwidth", f"{self.memory_fraction:.0%}"),
-            ("fixed cost per kernel", f"{self.kernel_overhead_s * 1e6:.1f} us"),
+            ("fixed cost per kernel, timed alone", f"{self.kernel_overhead_s * 1e6:.1f} us"),
+            ("fixed cost per kernel, back to back", f"{self.back_to_back_overhead_s * 1e6:.1f} us"),
+            ("host launch overhead, eager call", f"{self.launch_overhead_s * 1e6:.1f} us"),
             ("Tensor Core efficiency, K misaligned", f"{self.misaligned_efficiency:.0%}"),
             ("Tensor Core efficiency, M or N misaligned", f"{self.misaligned_mn_efficiency:.0%}"),
             ("basis", self.basis),
@@ -106,7 +141,7 @@ def _lookup(name: str, architecture: str, unit: str, dtype_name: str) -> Achieva
             if row and row[field]:
                 values[field] = float(row[field])
                 sources[field] = f"{'/'.join(key)}: {row['source']}"
-                if not field.startswith("misaligned"):
+                if field in _TIME_FIELDS:
                     bases.add(row["basis"])
                 break
     basis = "default" if "default" in bases else ("fitted" if bases == {"fitted"} else "published")
@@ -117,6 +152,8 @@ def _lookup(name: str, architecture: str, unit: str, dtype_name: str) -> Achieva
         math_fraction=values["math_fraction"],
         memory_fraction=values["memory_fraction"],
         kernel_overhead_s=values["kernel_overhead_us"] * 1e-6,
+        back_to_back_overhead_s=values["back_to_back_overhead_us"] * 1e-6,
+        launch_overhead_s=values["launch_overhead_us"] * 1e-6,
         misaligned_efficiency=values["misaligned_efficiency"],
         misaligned_mn_efficiency=values["misaligned_mn_efficiency"],
         basis=basis,
@@ -135,6 +172,11 @@ def achievable(gpu: str | Gpu = "A100", dtype: str | Dtype = "fp16") -> Achievab
     d = _dtype(dtype)
     unit = g.unit_for(d) if g.supports(d) else "cuda"
     return _lookup(g.name, g.architecture, unit, d.name)
+
+
+def check_context(context: object) -> str:
+    """Validate a timing context name (one of :data:`~.assumptions.TIMING_CONTEXTS`)."""
+    return check_choice("context", context, TIMING_CONTEXTS)
 
 
 def overlap_time(math_time_s: Any, memory_time_s: Any) -> Any:

@@ -41,6 +41,9 @@ from ._validate import (
 )
 from .alignment import LIBRARIES, Finding, alignment_findings, legacy_required_multiple
 from .assumptions import (
+    CACHE_STATES,
+    DEFAULT_CACHE,
+    DEFAULT_CONTEXT,
     LATENCY_SPLIT_K_DEPTH,
     LATENCY_TILE,
     MISALIGNED_EFFICIENCY,
@@ -49,8 +52,9 @@ from .assumptions import (
     THIN_OUTPUT_MAX,
     THIN_OUTPUT_PAD,
     THIN_TILE,
+    TIMING_CONTEXT_DESCRIPTIONS,
 )
-from .calibration import achievable, overlap_time
+from .calibration import achievable, check_context, overlap_time
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gpus import Gpu
@@ -192,6 +196,8 @@ class GemmSweep(ResultMixin):
     memory_fraction: float
     kernel_overhead_s: float
     calibration: str
+    context: str
+    cache: str
     math_time_s: Any
     memory_time_s: Any
     roofline_time_s: Any
@@ -214,11 +220,16 @@ def gemm_sweep(
     batch: Any = 1,
     beta: float = 0.0,
     library: str = "current",
+    context: str = DEFAULT_CONTEXT,
+    cache: str = DEFAULT_CACHE,
 ) -> GemmSweep:
     """Vectorised GEMM model: M, N, K and batch may be numpy arrays (broadcast together).
 
     ``tile='auto'`` takes, for each shape, the tile of :data:`TILE_SHAPES` with the lowest
-    predicted time (the largest tile on ties, in the order of that list).
+    predicted time (the largest tile on ties, in the order of that list). ``context`` is the
+    timing context the predicted time is for ('kernel', 'back-to-back' or 'eager', see
+    :data:`~dlperf_widgets.core.assumptions.TIMING_CONTEXTS`); ``cache`` says whether the
+    operands start in DRAM ('cold') or were just used ('warm').
     """
     m = check_int("m", m)
     n = check_int("n", n)
@@ -228,6 +239,8 @@ def gemm_sweep(
     blocks_per_sm = check_int("blocks_per_sm", blocks_per_sm, allow_array=False)
     beta = check_number("beta", beta)
     library = check_choice("library", library, LIBRARIES)
+    context = check_context(context)
+    cache = check_choice("cache", cache, CACHE_STATES)
     d = _dtype(dtype)
     g = _gpu(gpu)
     try:
@@ -378,7 +391,8 @@ def gemm_sweep(
         best_gemv[pick] = True
 
     work_time = overlap_time(best_math, best_memory)
-    best_time = work_time + cal.kernel_overhead_s
+    fixed_cost = cal.fixed_cost_s(context)
+    best_time = work_time + fixed_cost
     tm_sel = tms[best_idx].astype(np.int64)
     tn_sel = tns[best_idx].astype(np.int64)
     best_tiles = (-(-m.ravel() // tm_sel)) * (-(-n.ravel() // tn_sel)) * batch.ravel() * best_split
@@ -416,7 +430,7 @@ def gemm_sweep(
     # per kernel ('latency'). It can differ from the guide's limiter: tile and wave
     # quantization can stretch the math time past the memory time below the ridge.
     time_code = np.where(best_math >= memory_time, 0, 1)
-    time_code[np.maximum(best_math, memory_time) < cal.kernel_overhead_s] = 2
+    time_code[np.maximum(best_math, memory_time) < fixed_cost] = 2
     time_lim = _LIMITER_NAMES[time_code]
     return GemmSweep(
         m=m,
@@ -445,8 +459,10 @@ def gemm_sweep(
         alignment_efficiency=align_eff,
         math_fraction=cal.math_fraction,
         memory_fraction=cal.memory_fraction,
-        kernel_overhead_s=cal.kernel_overhead_s,
+        kernel_overhead_s=fixed_cost,
         calibration=cal.basis,
+        context=context,
+        cache=cache,
         math_time_s=best_math,
         memory_time_s=memory_time,
         roofline_time_s=_shaped(roof_time),
@@ -478,7 +494,9 @@ class GemmResult(ResultMixin):
     GPU's ops:byte ratio); ``time_limiter`` says which term is the largest part of
     ``predicted_time_s`` (math, memory, or 'latency' when the kernel's fixed cost outweighs
     both) once tile, wave and alignment effects are counted. ``roofline_time_s`` is the
-    guide's ideal time; :meth:`steps` walks from it to the prediction.
+    guide's ideal time; :meth:`steps` walks from it to the prediction. ``context`` is the
+    timing context ``predicted_time_s`` is for, and ``kernel_overhead_s`` the fixed cost per
+    kernel in that context (the host's launch overhead included when it is 'eager').
     """
 
     m: int
@@ -509,6 +527,8 @@ class GemmResult(ResultMixin):
     memory_fraction: float
     kernel_overhead_s: float
     calibration: str
+    context: str
+    cache: str
     math_time_s: float
     memory_time_s: float
     roofline_time_s: float
@@ -612,6 +632,7 @@ class GemmResult(ResultMixin):
                 f"{self.math_fraction:.0%} of peak, {self.memory_fraction:.0%} of bandwidth, "
                 f"+{self.kernel_overhead_s * 1e6:.1f} us per kernel ({self.calibration})",
             ),
+            ("timing context", f"{self.context}: {TIMING_CONTEXT_DESCRIPTIONS[self.context]}"),
             ("predicted time", format_quantity(self.predicted_time_s, "s")),
             ("predicted throughput", format_quantity(self.predicted_flops_per_s, "FLOP/s")),
         ]
@@ -647,6 +668,8 @@ def gemm(
     batch: int = 1,
     beta: float = 0.0,
     library: str = "current",
+    context: str = DEFAULT_CONTEXT,
+    cache: str = DEFAULT_CACHE,
 ) -> GemmResult:
     """Model one GEMM: cost, arithmetic intensity, limiter, tiles, waves, time, findings.
 
@@ -671,6 +694,8 @@ def gemm(
         batch=batch,
         beta=beta,
         library=library,
+        context=context,
+        cache=cache,
     )
     g = _gpu(gpu)
     findings = alignment_findings(
@@ -711,6 +736,8 @@ def gemm(
         memory_fraction=float(s.memory_fraction),
         kernel_overhead_s=float(s.kernel_overhead_s),
         calibration=s.calibration,
+        context=s.context,
+        cache=s.cache,
         math_time_s=float(s.math_time_s),
         memory_time_s=float(s.memory_time_s),
         roofline_time_s=float(s.roofline_time_s),
@@ -739,6 +766,8 @@ def _with_times(
         batch=batch,
         beta=beta,
         library=library,
+        context=s.context,
+        cache=s.cache,
     )
     before, after_s = float(s.predicted_time_s), float(after.predicted_time_s)
     # A 'warning' promises time back: one whose fix gains nothing in the model is advice only.
