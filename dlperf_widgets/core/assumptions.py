@@ -17,7 +17,9 @@ __all__ = [
     "LATENCY_TILE",
     "MIN_KERNEL_TIME_S",
     "MISALIGNED_EFFICIENCY",
+    "L2_USABLE_FRACTION",
     "OVERLAP_EXPONENT",
+    "QUANT_SCHEMES",
     "SPLIT_K_ACCUMULATOR_BYTES",
     "SPLIT_K_FACTORS",
     "THIN_OUTPUT_MAX",
@@ -75,6 +77,31 @@ DEFAULT_CONTEXT = "kernel"
 # set that fits in L2 is read from L2 (core.gemm, the L2 term).
 CACHE_STATES = ("cold", "warm")
 DEFAULT_CACHE = "cold"
+
+# The L2 term: with a warm cache, a GEMM whose whole working set (A, B and C, the bytes the
+# model counts) fits in L2 reads and writes it at the L2 bandwidth (data/gpus.csv,
+# l2_bandwidth_gb_per_s) instead of the DRAM bandwidth, at the same achievable fraction.
+# Not all of L2 holds a working set: lines are hashed over slices, and on GA100 and GH100 the
+# L2 is two partitions whose far half is slower to reach (A100 and H100 whitepapers). The
+# usable share, one constant for every GPU, was chosen by benchmarks/fit_calibration.py
+# from 0.25, 0.375, 0.5, 0.75 and 1 on the shipped warm-cache traces.
+L2_USABLE_FRACTION = 0.5
+
+# An FP8 linear layer as frameworks run it quantises its bf16 activation first, in kernels of
+# its own; the recipe sets how (scheme: kernels, passes over the bf16 input, elements per
+# FP32 scale). Per-tensor dynamic scaling needs the tensor's absolute maximum before any
+# element can be scaled: one kernel reduces, a second reads again and writes FP8 (vLLM
+# scaled_fp8_quant: a segmented max reduction, then the scaling kernel). Per-row
+# (per-token) scaling does both in one pass per row (vLLM
+# dynamic_per_token_scaled_fp8_quant), and block scaling (1 x 128 groups along K, as the
+# DeepSeek-V3 technical report's activation recipe) likewise, with one scale per group.
+# Each kernel pays the context's fixed cost; the bytes move at the achievable bandwidth.
+QUANT_SCHEMES: dict[str, tuple[int, int, int]] = {
+    "none": (0, 0, 0),
+    "per-tensor": (2, 2, 0),  # 0: one scale for the whole tensor
+    "per-row": (1, 1, -1),  # -1: one scale per row of K elements
+    "block": (1, 1, 128),
+}
 
 # Math and data movement overlap inside a kernel, but not perfectly: the first tiles' loads
 # come before any math and the last tiles' stores after it. The model combines the two

@@ -38,7 +38,14 @@ from .gpus import Gpu, _read_csv
 from .gpus import gpu as _gpu
 from .results import ResultMixin
 
-__all__ = ["FIELDS", "Achievable", "achievable", "check_context", "overlap_time"]
+__all__ = [
+    "FIELDS",
+    "Achievable",
+    "achievable",
+    "check_context",
+    "overlap_time",
+    "sustained_clock_fraction",
+]
 
 FIELDS = (
     "math_fraction",
@@ -46,6 +53,8 @@ FIELDS = (
     "kernel_overhead_us",
     "back_to_back_overhead_us",
     "launch_overhead_us",
+    "epilogue_k",
+    "sm_watts_per_ghz3",
     "misaligned_efficiency",
     "misaligned_mn_efficiency",
 )
@@ -77,6 +86,8 @@ class Achievable(ResultMixin):
     sources: dict[str, str]
     back_to_back_overhead_s: float = 0.0
     launch_overhead_s: float = 0.0
+    epilogue_k: float = 0.0
+    clock_fraction: float = 1.0
 
     _units: ClassVar[dict[str, str]] = {
         "kernel_overhead_s": "s",
@@ -106,6 +117,8 @@ class Achievable(ResultMixin):
     def _rows(self) -> list[tuple[str, str]]:
         return [
             ("math, share of datasheet peak", f"{self.math_fraction:.0%}"),
+            ("sustained clock, share of boost (power)", f"{self.clock_fraction:.0%}"),
+            ("per-tile fixed cost, in steps of K", f"{self.epilogue_k:g}"),
             ("DRAM, share of datasheet bandwidth", f"{self.memory_fraction:.0%}"),
             ("fixed cost per kernel, timed alone", f"{self.kernel_overhead_s * 1e6:.1f} us"),
             ("fixed cost per kernel, back to back", f"{self.back_to_back_overhead_s * 1e6:.1f} us"),
@@ -124,8 +137,38 @@ def _table() -> dict[tuple[str, str, str], dict[str, str]]:
     return table
 
 
+def sustained_clock_fraction(
+    watts_per_sm_ghz3: float,
+    sms: int,
+    tdp_w: float | None,
+    base_clock_mhz: float | None,
+    boost_clock_mhz: float,
+) -> float:
+    """The share of the boost clock a board holds under a full GEMM load, from its power.
+
+    Dynamic power is about C x V^2 x f per SM, and within the boost range the voltage rises
+    roughly in proportion to the clock, so a busy SM draws about ``w`` x f^3 watts (f in GHz;
+    ``w``, watts per SM at 1 GHz, is a constant per architecture and unit, fitted in
+    data/achievable.csv). The board holds the clock at which SMs x w x f^3 equals its power
+    limit, never above the boost clock nor below the base clock (the clock NVIDIA
+    guarantees at the rated power: datasheets). ``w`` = 0 or no power limit: the boost clock.
+    """
+    if not watts_per_sm_ghz3 or not tdp_w:
+        return 1.0
+    boost = boost_clock_mhz / 1e3
+    f = (tdp_w / (sms * watts_per_sm_ghz3)) ** (1.0 / 3.0)
+    floor = (base_clock_mhz or 0.0) / 1e3
+    return float(min(boost, max(floor, f)) / boost)
+
+
 @functools.lru_cache(maxsize=512)
-def _lookup(name: str, architecture: str, unit: str, dtype_name: str) -> Achievable:
+def _lookup(
+    name: str,
+    architecture: str,
+    unit: str,
+    dtype_name: str,
+    power: tuple[int, float | None, float | None, float] = (1, None, None, 1.0),
+) -> Achievable:
     table = _table()
     keys = [
         (target, u, d)
@@ -145,15 +188,19 @@ def _lookup(name: str, architecture: str, unit: str, dtype_name: str) -> Achieva
                     bases.add(row["basis"])
                 break
     basis = "default" if "default" in bases else ("fitted" if bases == {"fitted"} else "published")
+    clock = sustained_clock_fraction(values.get("sm_watts_per_ghz3", 0.0), *power)
     return Achievable(
         gpu=name,
         dtype=dtype_name,
         unit=unit,
-        math_fraction=values["math_fraction"],
+        # the issue efficiency of the unit times the clock the board's power allows
+        math_fraction=values["math_fraction"] * clock,
         memory_fraction=values["memory_fraction"],
         kernel_overhead_s=values["kernel_overhead_us"] * 1e-6,
         back_to_back_overhead_s=values["back_to_back_overhead_us"] * 1e-6,
         launch_overhead_s=values["launch_overhead_us"] * 1e-6,
+        epilogue_k=values.get("epilogue_k", 0.0),
+        clock_fraction=clock,
         misaligned_efficiency=values["misaligned_efficiency"],
         misaligned_mn_efficiency=values["misaligned_mn_efficiency"],
         basis=basis,
@@ -171,7 +218,10 @@ def achievable(gpu: str | Gpu = "A100", dtype: str | Dtype = "fp16") -> Achievab
     g = _gpu(gpu)
     d = _dtype(dtype)
     unit = g.unit_for(d) if g.supports(d) else "cuda"
-    return _lookup(g.name, g.architecture, unit, d.name)
+    # peaks use the Tensor Core clock where NVIDIA's figures imply one (core.gpus)
+    boost = g.tensor_clock_mhz if (unit == "tensor" and g.tensor_clock_mhz) else g.boost_clock_mhz
+    power = (g.sms, g.tdp_w, g.base_clock_mhz, boost)
+    return _lookup(g.name, g.architecture, unit, d.name, power)
 
 
 def check_context(context: object) -> str:

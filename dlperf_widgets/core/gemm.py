@@ -44,9 +44,11 @@ from .assumptions import (
     CACHE_STATES,
     DEFAULT_CACHE,
     DEFAULT_CONTEXT,
+    L2_USABLE_FRACTION,
     LATENCY_SPLIT_K_DEPTH,
     LATENCY_TILE,
     MISALIGNED_EFFICIENCY,
+    QUANT_SCHEMES,
     SPLIT_K_ACCUMULATOR_BYTES,
     SPLIT_K_FACTORS,
     THIN_OUTPUT_MAX,
@@ -77,6 +79,7 @@ __all__ = [
     "GemmResult",
     "GemmSweep",
     "TimeStep",
+    "activation_quant_bytes",
     "arithmetic_intensity",
     "attainable_flops_per_s",
     "gemm",
@@ -104,6 +107,33 @@ def gemm_bytes(
     return (
         (_f(m) * _f(k) + _f(k) * _f(n) + c_passes * _f(m) * _f(n)) * bytes_per_element * _f(batch)
     )
+
+
+# The activation an FP8 linear layer quantises arrives in bf16 (2 bytes an element) and
+# leaves as FP8 (1 byte); scales are FP32 (4 bytes).
+_QUANT_IN_BYTES, _QUANT_OUT_BYTES, _SCALE_BYTES = 2.0, 1.0, 4.0
+
+
+def activation_quant_bytes(m: Any, k: Any, batch: Any = 1, scheme: str = "per-tensor") -> Any:
+    """Bytes the kernels that quantise an M x K bf16 activation to FP8 move (vectorised).
+
+    Every pass over the input reads it (2 bytes an element); the last writes FP8 (1 byte) and
+    the FP32 scales: one per tensor, per row, or per group of elements along K
+    (:data:`~dlperf_widgets.core.assumptions.QUANT_SCHEMES`). Per-tensor: 2 + 2 + 1 = 5 bytes
+    an element; per-row and block: 3, plus their scales.
+    """
+    scheme = check_choice("quantize", scheme, QUANT_SCHEMES)
+    _kernels, passes, group = QUANT_SCHEMES[scheme]
+    if not passes:
+        return 0.0 * _f(m)
+    elements = _f(m) * _f(k) * _f(batch)
+    if group == 0:
+        scales = 1.0 * _f(batch)
+    elif group < 0:
+        scales = _f(m) * _f(batch)
+    else:
+        scales = _f(m) * np.ceil(_f(k) / group) * _f(batch)
+    return elements * (passes * _QUANT_IN_BYTES + _QUANT_OUT_BYTES) + scales * _SCALE_BYTES
 
 
 def arithmetic_intensity(m: Any, n: Any, k: Any, dtype: Any = "fp16", beta: float = 0.0) -> Any:
@@ -198,6 +228,10 @@ class GemmSweep(ResultMixin):
     calibration: str
     context: str
     cache: str
+    quantize: str
+    clock_fraction: float
+    l2_resident: Any
+    quantize_time_s: Any
     math_time_s: Any
     memory_time_s: Any
     roofline_time_s: Any
@@ -222,6 +256,7 @@ def gemm_sweep(
     library: str = "current",
     context: str = DEFAULT_CONTEXT,
     cache: str = DEFAULT_CACHE,
+    quantize: str = "none",
 ) -> GemmSweep:
     """Vectorised GEMM model: M, N, K and batch may be numpy arrays (broadcast together).
 
@@ -229,7 +264,9 @@ def gemm_sweep(
     predicted time (the largest tile on ties, in the order of that list). ``context`` is the
     timing context the predicted time is for ('kernel', 'back-to-back' or 'eager', see
     :data:`~dlperf_widgets.core.assumptions.TIMING_CONTEXTS`); ``cache`` says whether the
-    operands start in DRAM ('cold') or were just used ('warm').
+    operands start in DRAM ('cold') or were just used ('warm': a working set that fits in
+    L2 moves at the L2 bandwidth). ``quantize`` adds the kernels an FP8 layer runs to
+    quantise its bf16 activation ('per-tensor', 'per-row' or 'block'; FP8 dtypes only).
     """
     m = check_int("m", m)
     n = check_int("n", n)
@@ -241,8 +278,14 @@ def gemm_sweep(
     library = check_choice("library", library, LIBRARIES)
     context = check_context(context)
     cache = check_choice("cache", cache, CACHE_STATES)
+    quantize = check_choice("quantize", quantize, QUANT_SCHEMES)
     d = _dtype(dtype)
     g = _gpu(gpu)
+    if quantize != "none" and not d.name.startswith("fp8"):
+        raise InvalidParameter(
+            f"'quantize' must be 'none' unless the dtype is an FP8 type (got "
+            f"{describe(quantize)} with {d.name})"
+        )
     try:
         m, n, k, batch = np.broadcast_arrays(
             *(np.asarray(x, dtype=np.int64) for x in (m, n, k, batch))
@@ -305,7 +348,18 @@ def gemm_sweep(
     rate: Any = (
         (achievable_peak * align_eff).ravel() if np.ndim(align_eff) else achievable_peak * align_eff
     )
-    base_memory_time = nbytes.ravel() / bw_real
+    # The L2 term (core.assumptions.L2_USABLE_FRACTION): a warm working set that fits in L2
+    # moves at the L2 bandwidth.
+    bw_at: Any = bw_real
+    l2_resident = np.zeros(np.shape(nbytes), dtype=bool)
+    if cache == "warm" and g.l2_bandwidth_bytes_per_s and g.l2_bytes:
+        l2_resident = nbytes <= L2_USABLE_FRACTION * g.l2_bytes
+        if l2_resident.any():
+            l2_bw = max(bw, g.l2_bandwidth_bytes_per_s) * cal.memory_fraction
+            bw_at = np.where(l2_resident, l2_bw, bw_real).ravel()
+    base_memory_time = nbytes.ravel() / bw_at
+    # a tile's fixed cost (prologue, epilogue) in steps of K (data/achievable.csv, epilogue_k)
+    epilogue_k = cal.epilogue_k
 
     tms = np.array([t[0] for t in shapes], dtype=np.float64)
     tns = np.array([t[1] for t in shapes], dtype=np.float64)
@@ -340,13 +394,14 @@ def gemm_sweep(
             tiles *= split
         launched = np.ceil(tiles / slots, out=tiles)
         launched *= slots * 2.0 * tm * tn
-        launched *= kf[sel] if plain else np.ceil(kf[sel] / split)
+        launched *= (kf[sel] if plain else np.ceil(kf[sel] / split)) + epilogue_k
         r = rate[sel] if np.ndim(rate) else rate
         math = launched / (r * shape_eff[idx])
         memory = base_memory_time[sel]
         if not plain:  # FP32 partial sums written by every K slice and read back
             partial = 2.0 * (split > 1) * split * mf[sel] * nf[sel] * bf[sel]
-            memory = memory + partial * (SPLIT_K_ACCUMULATOR_BYTES / bw_real)
+            b = bw_at[sel] if np.ndim(bw_at) else bw_at
+            memory = memory + partial * SPLIT_K_ACCUMULATOR_BYTES / b
         return math, memory
 
     # Plain tiles all move the same bytes, so the fastest is the one with the least math
@@ -393,6 +448,13 @@ def gemm_sweep(
     work_time = overlap_time(best_math, best_memory)
     fixed_cost = cal.fixed_cost_s(context)
     best_time = work_time + fixed_cost
+    # An FP8 layer's activation quantisation: its own kernels, each with the context's fixed
+    # cost, moving activation_quant_bytes at the bandwidth the GEMM's bytes move at.
+    quant_time: Any = 0.0
+    if quantize != "none":
+        q_bytes = np.asarray(activation_quant_bytes(m, k, batch, quantize), dtype=np.float64)
+        quant_time = QUANT_SCHEMES[quantize][0] * fixed_cost + q_bytes.ravel() / bw_at
+        best_time = best_time + quant_time
     tm_sel = tms[best_idx].astype(np.int64)
     tn_sel = tns[best_idx].astype(np.int64)
     best_tiles = (-(-m.ravel() // tm_sel)) * (-(-n.ravel() // tn_sel)) * batch.ravel() * best_split
@@ -463,6 +525,10 @@ def gemm_sweep(
         calibration=cal.basis,
         context=context,
         cache=cache,
+        quantize=quantize,
+        clock_fraction=cal.clock_fraction,
+        l2_resident=l2_resident,
+        quantize_time_s=_shaped(quant_time) if np.ndim(quant_time) else quant_time,
         math_time_s=best_math,
         memory_time_s=memory_time,
         roofline_time_s=_shaped(roof_time),
@@ -529,6 +595,10 @@ class GemmResult(ResultMixin):
     calibration: str
     context: str
     cache: str
+    quantize: str
+    clock_fraction: float
+    l2_resident: bool
+    quantize_time_s: float
     math_time_s: float
     memory_time_s: float
     roofline_time_s: float
@@ -545,6 +615,7 @@ class GemmResult(ResultMixin):
         "memory_time_s": "s",
         "roofline_time_s": "s",
         "kernel_overhead_s": "s",
+        "quantize_time_s": "s",
         "predicted_time_s": "s",
     }
 
@@ -564,12 +635,14 @@ class GemmResult(ResultMixin):
            ``memory_fraction`` of the bandwidth (what real GPUs sustain);
         4. ``tile``, ``wave``, ``tile_shape``, ``alignment``: the math time divided by each
            efficiency in turn (quantization, tile reuse, misalignment);
-        5. ``split_k`` (when the K dimension is split): whole K slices per wave and FP32
-           partial sums;
+        5. ``l2`` (a warm working set that fits in L2): its bytes at the L2 bandwidth;
+           ``split_k`` (when the K dimension is split): whole K slices per wave and FP32
+           partial sums, or else ``epilogue``: each tile's fixed cost along K;
         6. ``overlap``: math and data movement do not overlap perfectly
            (:func:`overlap_time`);
-        7. ``overhead``: the fixed cost of the kernel. The last step equals
-           ``predicted_time_s``.
+        7. ``quantize`` (an FP8 layer): the activation's quantisation kernels;
+        8. ``overhead``: the fixed cost of the kernel in its timing context. The last step
+           equals ``predicted_time_s``.
 
         The order is a choice and the split between steps depends on it; the total does not.
         """
@@ -593,9 +666,15 @@ class GemmResult(ResultMixin):
         ):
             math = math / eff
             add(name, eff, max(math, memory))
+        if self.l2_resident:
+            add("l2", None, max(math, self.memory_time_s))
         if self.split_k > 1:
             add("split_k", None, max(self.math_time_s, self.memory_time_s))
+        elif abs(self.math_time_s - math) > 1e-9 * math:  # the tiles' fixed cost along K
+            add("epilogue", None, max(self.math_time_s, self.memory_time_s))
         add("overlap", None, overlap_time(self.math_time_s, self.memory_time_s))
+        if self.quantize_time_s:
+            add("quantize", None, out[-1].time_s + self.quantize_time_s)
         add("overhead", None, self.predicted_time_s)
         return tuple(out)
 
@@ -633,6 +712,16 @@ class GemmResult(ResultMixin):
                 f"+{self.kernel_overhead_s * 1e6:.1f} us per kernel ({self.calibration})",
             ),
             ("timing context", f"{self.context}: {TIMING_CONTEXT_DESCRIPTIONS[self.context]}"),
+            (
+                "cache",
+                f"{self.cache}"
+                + (", working set read from L2" if self.l2_resident else "")
+                + (
+                    f"; sustained clock {self.clock_fraction:.0%} of boost (power limit)"
+                    if self.clock_fraction < 1
+                    else ""
+                ),
+            ),
             ("predicted time", format_quantity(self.predicted_time_s, "s")),
             ("predicted throughput", format_quantity(self.predicted_flops_per_s, "FLOP/s")),
         ]
@@ -670,6 +759,7 @@ def gemm(
     library: str = "current",
     context: str = DEFAULT_CONTEXT,
     cache: str = DEFAULT_CACHE,
+    quantize: str = "none",
 ) -> GemmResult:
     """Model one GEMM: cost, arithmetic intensity, limiter, tiles, waves, time, findings.
 
@@ -696,6 +786,7 @@ def gemm(
         library=library,
         context=context,
         cache=cache,
+        quantize=quantize,
     )
     g = _gpu(gpu)
     findings = alignment_findings(
@@ -738,6 +829,10 @@ def gemm(
         calibration=s.calibration,
         context=s.context,
         cache=s.cache,
+        quantize=s.quantize,
+        clock_fraction=float(s.clock_fraction),
+        l2_resident=bool(s.l2_resident),
+        quantize_time_s=float(s.quantize_time_s),
         math_time_s=float(s.math_time_s),
         memory_time_s=float(s.memory_time_s),
         roofline_time_s=float(s.roofline_time_s),
@@ -768,6 +863,7 @@ def _with_times(
         library=library,
         context=s.context,
         cache=s.cache,
+        quantize=s.quantize,
     )
     before, after_s = float(s.predicted_time_s), float(after.predicted_time_s)
     # A 'warning' promises time back: one whose fix gains nothing in the model is advice only.

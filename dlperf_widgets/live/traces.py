@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 
 from ..core._validate import check_choice, describe
+from ..core.assumptions import CACHE_STATES, DEFAULT_CACHE, DEFAULT_CONTEXT
+from ..core.calibration import check_context
 from ..core.dtypes import dtype as _dtype
 from ..core.errors import DlperfError, InvalidParameter, UnknownGPU
 from ..core.gemm import gemm_sweep
@@ -49,6 +51,8 @@ __all__ = [
     "measured_along",
     "measured_gemms",
     "model_error_report",
+    "model_options",
+    "predict_rows",
     "reconcile_trace",
     "trace_overlay",
     "write_trace",
@@ -73,6 +77,8 @@ COLUMNS = (
     "predicted_time_s",
     "roofline_time_s",
     "beta",
+    "context",
+    "cache",
 )
 _NUMERIC = {
     "m": int,
@@ -110,6 +116,13 @@ SCHEMA = """\
 #   roofline_time_s       max(flops / peak, bytes / bandwidth) for the same GPU (blank: none)
 #   beta                  the GEMM's beta: C is read as well as written when it is not 0
 #                         (blank: 0)
+#   context               timing context: kernel (one kernel timed on the device: CUPTI, or
+#                         CUDA events with the launch hidden), back-to-back (a stream or a
+#                         CUDA graph, time per kernel) or eager (one call timed from the host,
+#                         launch included); blank: the provenance line 'context', else kernel
+#   cache                 warm (the same operands were used just before: repeated calls on
+#                         the same tensors) or cold (operands from DRAM; the kit's timer
+#                         flushes L2); blank: the provenance line 'cache', else cold
 """
 
 _DATA = "data"
@@ -209,9 +222,13 @@ def parse_trace(text: str, name: str = "trace") -> Trace:
     ]
     if missing:
         raise DlperfError(f"trace {name!r} lacks the column(s) {', '.join(missing)}")
+    default_context = check_context(provenance.get("context") or DEFAULT_CONTEXT)
+    default_cache = check_choice("cache", provenance.get("cache") or DEFAULT_CACHE, CACHE_STATES)
     rows = []
     for raw in reader:
         row = {c: _parse_value(c, raw.get(c) or "") for c in COLUMNS}
+        row["context"] = check_context(row["context"] or default_context)
+        row["cache"] = check_choice("cache", row["cache"] or default_cache, CACHE_STATES)
         for extra in set(raw) - set(COLUMNS):
             if extra is not None:
                 row[extra] = raw[extra]
@@ -302,6 +319,41 @@ def _gemm_rows(trace: Trace, suite: str | None, dtype: str | None) -> list[dict[
     ]
 
 
+def model_options(row: Mapping[str, Any]) -> dict[str, Any]:
+    """How the model must be run to compare like with like with a measured row: its beta,
+    timing context, cache state and (FP8 layers) activation quantisation (``params``
+    'quantize=...')."""
+    params = dict(
+        p.split("=", 1) for p in str(row.get("params") or "").split(";") if "=" in p
+    )
+    return {
+        "beta": float(row.get("beta") or 0.0),
+        "context": row.get("context") or DEFAULT_CONTEXT,
+        "cache": row.get("cache") or DEFAULT_CACHE,
+        "quantize": params.get("quantize", "none"),
+    }
+
+
+def predict_rows(rows: list[dict[str, Any]], g: Gpu) -> tuple[np.ndarray, np.ndarray]:
+    """The model's predicted and the plain roofline's time for GEMM rows, in row order, each
+    run in the row's own context (:func:`model_options`), vectorised per group of options."""
+    predicted = np.full(len(rows), np.nan)
+    roof = np.full(len(rows), np.nan)
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, r in enumerate(rows):
+        key = (r["dtype"], *model_options(r).items())
+        groups.setdefault(key, []).append(i)
+    for (dt, *opts), idx in groups.items():
+        sel = [rows[i] for i in idx]
+        m, n, k, b = (
+            np.array([r[c] or 1 for r in sel], dtype=np.int64) for c in ("m", "n", "k", "batch")
+        )
+        s = gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b, **dict(opts))
+        predicted[idx] = np.asarray(s.predicted_time_s, dtype=np.float64)
+        roof[idx] = np.asarray(s.roofline_time_s, dtype=np.float64)
+    return predicted, roof
+
+
 def trace_overlay(trace: Trace | str, suite: str, *, dtype: str | None = None) -> TraceOverlay:
     """The GEMM rows of one suite (and dtype: the suite's first when None) beside the model."""
     if not isinstance(trace, Trace):
@@ -325,9 +377,12 @@ def trace_overlay(trace: Trace | str, suite: str, *, dtype: str | None = None) -
     order = np.argsort({"m": m, "n": n, "k": k}[x_name], kind="stable")
     m, n, k, batch = m[order], n[order], k[order], batch[order]
     measured = np.array([rows[i]["measured_time_s"] for i in order], dtype=np.float64)
-    beta = float(rows[order[0]].get("beta") or 0.0)
-    model = gemm_sweep(m, n, k, dtype=str(dtype), gpu=g, batch=batch, beta=beta)
+    model = gemm_sweep(
+        m, n, k, dtype=str(dtype), gpu=g, batch=batch, **model_options(rows[order[0]])
+    )
     flops = np.asarray(model.flops, dtype=np.float64)
+    # each row in its own context and cache state
+    predicted = predict_rows([rows[i] for i in order], g)[0]
     # plain roofline: FLOPs at peak or bytes at the datasheet DRAM bandwidth
     roof_time = np.asarray(model.roofline_time_s, dtype=np.float64)
     return TraceOverlay(
@@ -342,8 +397,8 @@ def trace_overlay(trace: Trace | str, suite: str, *, dtype: str | None = None) -
         k=k,
         measured_time_s=measured,
         measured_flops_per_s=flops / measured,
-        predicted_time_s=np.asarray(model.predicted_time_s),
-        predicted_flops_per_s=np.asarray(model.predicted_flops_per_s),
+        predicted_time_s=predicted,
+        predicted_flops_per_s=flops / predicted,
         roofline_flops_per_s=flops / roof_time,
         peak_flops_per_s=float(model.peak_flops_per_s),
     )
@@ -421,8 +476,8 @@ def reconcile_trace(trace: Trace | str, suite: str | None = None) -> TraceReconc
                     dtype=r["dtype"],
                     gpu=g,
                     batch=r["batch"] or 1,
-                    beta=r.get("beta") or 0.0,
                     measured_time_s=measured,
+                    **model_options(r),
                 )
             except DlperfError:
                 rec = None
@@ -440,6 +495,7 @@ def reconcile_trace(trace: Trace | str, suite: str | None = None) -> TraceReconc
                 "k": r["k"],
                 "batch": r["batch"],
                 "params": r["params"],
+                "context": r["context"],
                 "measured_time_s": measured,
                 "predicted_time_s": predicted,
                 "roofline_time_s": roofline,
@@ -467,8 +523,9 @@ class ModelErrorReport(ResultMixin):
     """The model and a plain roofline against every GEMM of some traces.
 
     ``groups`` holds one dict per (trace, GPU, dtype): the keys of :class:`ErrorSummary`
-    plus ``trace``, ``gpu`` and ``dtype``; ``overall`` summarises every GEMM together.
-    Predictions are recomputed with today's model, with each trace's beta.
+    plus ``trace``, ``gpu``, ``dtype`` and ``context``; ``overall`` summarises every GEMM
+    together. Predictions are recomputed with today's model, each row in its own timing
+    context, cache state and beta (:func:`model_options`): like is compared with like.
     """
 
     traces: tuple[str, ...]
@@ -484,7 +541,7 @@ class ModelErrorReport(ResultMixin):
     def table(self) -> str:
         """One line per trace, GPU and dtype."""
         head = (
-            f"{'trace':<16} {'gpu':<15} {'dtype':<5} {'GEMMs':>5}  "
+            f"{'trace':<24} {'gpu':<15} {'dtype':<8} {'context':<12} {'GEMMs':>5}  "
             f"{'model median / p90 / worst':>28}  {'roofline median / p90 / worst':>31}  "
             f"{'meas/model':>10}"
         )
@@ -499,7 +556,8 @@ class ModelErrorReport(ResultMixin):
                 f"{g['roofline_worst_error']:.1%}"
             )
             lines.append(
-                f"{g['trace']:<16} {g['gpu']:<15} {g['dtype']:<5} {g['count']:>5}  "
+                f"{g['trace']:<24} {g['gpu']:<15} {g['dtype']:<8} {g['context']:<12} "
+                f"{g['count']:>5}  "
                 f"{model:>28}  {roof:>31}  {g['median_measured_over_predicted']:>10.2f}"
             )
         return "\n".join(lines)
@@ -527,21 +585,23 @@ def model_error_report(traces: Iterable[str | Trace] | None = None) -> ModelErro
     for tr in loaded:
         g = tr.model_gpu()
         rows = _gemm_rows(tr, None, None)
-        keys = sorted({(r["dtype"], float(r.get("beta") or 0.0)) for r in rows})
-        by_dtype: dict[str, tuple[list[float], list[float], list[float]]] = {}
-        for dt, beta in keys:
-            sel = [r for r in rows if r["dtype"] == dt and float(r.get("beta") or 0.0) == beta]
-            m, n, k, b = (
-                np.array([r[c] or 1 for r in sel], dtype=np.int64) for c in ("m", "n", "k", "batch")
-            )
-            model = gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b, beta=beta)
-            acc = by_dtype.setdefault(dt, ([], [], []))
-            acc[0].extend(r["measured_time_s"] for r in sel)
-            acc[1].extend(np.asarray(model.predicted_time_s, dtype=float).tolist())
-            acc[2].extend(np.asarray(model.roofline_time_s, dtype=float).tolist())
-        for dt, (meas, pred, roof) in by_dtype.items():
+        pred_all, roof_all_tr = predict_rows(rows, g)
+        for dt in dict.fromkeys(r["dtype"] for r in rows):
+            idx = [i for i, r in enumerate(rows) if r["dtype"] == dt]
+            meas = [rows[i]["measured_time_s"] for i in idx]
+            pred = pred_all[idx].tolist()
+            roof = roof_all_tr[idx].tolist()
             summary = error_summary(meas, pred, roof)
-            groups.append({"trace": tr.name, "gpu": g.name, "dtype": dt, **summary.to_dict()})
+            contexts = ", ".join(dict.fromkeys(rows[i]["context"] for i in idx))
+            groups.append(
+                {
+                    "trace": tr.name,
+                    "gpu": g.name,
+                    "dtype": dt,
+                    "context": contexts,
+                    **summary.to_dict(),
+                }
+            )
             measured_all += meas
             predicted_all += pred
             roof_all += roof
@@ -582,6 +642,7 @@ def _measured_table(gpu_name: str, dtype_name: str) -> dict[str, Any]:
         c: np.array([r[c] or 1 for r in rows], dtype=np.int64) for c in ("m", "n", "k", "batch")
     }
     cols["beta"] = np.array([float(r.get("beta") or 0.0) for r in rows])
+    cols["context"] = np.array([r["context"] for r in rows], dtype=object)
     for c in ("measured_time_s", "flops", "bytes"):
         cols[c] = np.array([float(r[c] or 0.0) for r in rows])
     cols["traces"] = tuple(names)
@@ -591,7 +652,7 @@ def _measured_table(gpu_name: str, dtype_name: str) -> dict[str, Any]:
 def measured_gemms(gpu: str | Gpu, dtype: str) -> dict[str, Any]:
     """Every shipped GEMM measurement on ``gpu`` in ``dtype``, as arrays.
 
-    Keys: ``m``, ``n``, ``k``, ``batch``, ``beta``, ``measured_time_s``, ``flops``,
+    Keys: ``m``, ``n``, ``k``, ``batch``, ``beta``, ``context``, ``measured_time_s``, ``flops``,
     ``bytes`` (numpy arrays, one entry per measurement) and ``traces`` (the names of the
     traces they come from). Empty arrays when no trace has any.
     """
