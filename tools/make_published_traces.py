@@ -60,8 +60,7 @@ _NEUSIGHT_PROVENANCE = {
     "chose, its grid and any other kernel of the call",
     "operations": "torch.bmm(A[B,M,N], B[B,N,K]) as batch B of M x K x N (suite bmm); "
     "nn.Linear(N -> K, bias=True) on x[B,M,N] as one (B*M) x K x N GEMM (suite linear)",
-    "unknown": "clocks, power limits, drivers and hosts are not recorded (likely cloud "
-    "instances)",
+    "unknown": "clocks, power limits, drivers and hosts are not recorded (likely cloud instances)",
 }
 _AIC_PROVENANCE = {
     "kind": "published measurement (not recorded by this kit)",

@@ -19,6 +19,7 @@ __all__ = [
     "MISALIGNED_EFFICIENCY",
     "L2_USABLE_FRACTION",
     "OVERLAP_EXPONENT",
+    "QUANT_KERNEL_FIXED_SHARE",
     "QUANT_SCHEMES",
     "SPLIT_K_ACCUMULATOR_BYTES",
     "SPLIT_K_FACTORS",
@@ -95,7 +96,12 @@ L2_USABLE_FRACTION = 0.5
 # (per-token) scaling does both in one pass per row (vLLM
 # dynamic_per_token_scaled_fp8_quant), and block scaling (1 x 128 groups along K, as the
 # DeepSeek-V3 technical report's activation recipe) likewise, with one scale per group.
-# Each kernel pays the context's fixed cost; the bytes move at the achievable bandwidth.
+# Each kernel pays a share of the context's fixed cost (QUANT_KERNEL_FIXED_SHARE: an
+# elementwise kernel has no tile pipeline to fill or drain, so it costs less than a GEMM's
+# fixed cost; fitted by benchmarks/fit_calibration.py to aiconfigurator's FP8 rows, whose
+# smallest layer took 4.6-4.7 us against 2.4-2.5 us in bf16), and the bytes move at the
+# achievable bandwidth.
+QUANT_KERNEL_FIXED_SHARE = 0.4
 QUANT_SCHEMES: dict[str, tuple[int, int, int]] = {
     "none": (0, 0, 0),
     "per-tensor": (2, 2, 0),  # 0: one scale for the whole tensor
@@ -154,3 +160,7 @@ LATENCY_SPLIT_K_DEPTH = 256
 # partial products, which are written and read back in FP32.
 SPLIT_K_FACTORS = (2, 4, 8, 16, 32, 64)
 SPLIT_K_ACCUMULATOR_BYTES = 4
+# cuBLAS sums the slices in a second kernel (splitKreduce_kernel: NeuSight's profiles of
+# split-K calls show it beside the GEMM), which pays a kernel's fixed cost of its own; so does
+# a thin-output kernel that must split K to occupy every SM. aiconfigurator's H100 tables
+# show it: 17 x 32 x 5120 in bf16 took 6.1 us back to back, twice a one-kernel GEMM's 3.0 us.

@@ -48,6 +48,7 @@ from .assumptions import (
     LATENCY_SPLIT_K_DEPTH,
     LATENCY_TILE,
     MISALIGNED_EFFICIENCY,
+    QUANT_KERNEL_FIXED_SHARE,
     QUANT_SCHEMES,
     SPLIT_K_ACCUMULATOR_BYTES,
     SPLIT_K_FACTORS,
@@ -231,6 +232,7 @@ class GemmSweep(ResultMixin):
     quantize: str
     clock_fraction: float
     l2_resident: Any
+    kernels: Any
     quantize_time_s: Any
     math_time_s: Any
     memory_time_s: Any
@@ -415,6 +417,11 @@ def gemm_sweep(
         np.minimum(best_math, t, out=best_math)
     best_memory = base_memory_time.copy()
     best_split = np.ones_like(best_idx)
+    # fixed cost of the first kernel in the timing context; a split K adds a reduction
+    # kernel, queued right behind it, so it costs the back-to-back fixed cost
+    fixed_cost = cal.fixed_cost_s(context)
+    queued_cost = cal.fixed_cost_s("back-to-back")
+    best_kernels = np.ones(best_idx.shape, dtype=np.int64)
     # Split-K, tile shape by tile shape, only where that shape leaves SMs idle without it.
     deep = kk >= 2 * LATENCY_SPLIT_K_DEPTH
     for i in range(len(shapes)):
@@ -425,10 +432,13 @@ def gemm_sweep(
             if not cand.size:
                 break
             t_math, t_mem = _time(i, split, cand)
-            better = overlap_time(t_math, t_mem) < overlap_time(best_math[cand], best_memory[cand])
+            better = overlap_time(t_math, t_mem) + queued_cost < (
+                overlap_time(best_math[cand], best_memory[cand])
+                + (best_kernels[cand] - 1) * queued_cost
+            )
             pick = cand[better]
             best_math[pick], best_memory[pick] = t_math[better], t_mem[better]
-            best_idx[pick], best_split[pick] = i, split
+            best_idx[pick], best_split[pick], best_kernels[pick] = i, split, 2
 
     # Thin outputs: a matrix-vector style kernel (core.assumptions, THIN_*), where it is faster.
     thin_dim = np.minimum(mf, nf)
@@ -439,21 +449,30 @@ def gemm_sweep(
         r = rate[thin] if np.ndim(rate) else rate
         t_math = flops.ravel()[thin] * (padded / thin_dim[thin]) / r
         t_mem = base_memory_time[thin]
-        better = overlap_time(t_math, t_mem) < overlap_time(best_math[thin], best_memory[thin])
+        # too few row blocks to occupy every SM: K is split, and summed by a second kernel
+        long_blocks = np.ceil(np.maximum(mf, nf)[thin] / THIN_TILE) * bf[thin]
+        kernels = np.where((long_blocks < slots) & (kk[thin] >= 2 * LATENCY_SPLIT_K_DEPTH), 2, 1)
+        better = overlap_time(t_math, t_mem) + (kernels - 1) * queued_cost < (
+            overlap_time(best_math[thin], best_memory[thin])
+            + (best_kernels[thin] - 1) * queued_cost
+        )
         pick = thin[better]
         best_math[pick], best_memory[pick] = t_math[better], t_mem[better]
         best_split[pick] = 1
+        best_kernels[pick] = kernels[better]
         best_gemv[pick] = True
 
     work_time = overlap_time(best_math, best_memory)
-    fixed_cost = cal.fixed_cost_s(context)
-    best_time = work_time + fixed_cost
+    best_time = work_time + fixed_cost + queued_cost * (best_kernels - 1)
     # An FP8 layer's activation quantisation: its own kernels, each with the context's fixed
     # cost, moving activation_quant_bytes at the bandwidth the GEMM's bytes move at.
     quant_time: Any = 0.0
     if quantize != "none":
         q_bytes = np.asarray(activation_quant_bytes(m, k, batch, quantize), dtype=np.float64)
-        quant_time = QUANT_SCHEMES[quantize][0] * fixed_cost + q_bytes.ravel() / bw_at
+        quant_kernels = QUANT_SCHEMES[quantize][0]
+        quant_time = (
+            quant_kernels * QUANT_KERNEL_FIXED_SHARE * queued_cost + q_bytes.ravel() / bw_at
+        )
         best_time = best_time + quant_time
     tm_sel = tms[best_idx].astype(np.int64)
     tn_sel = tns[best_idx].astype(np.int64)
@@ -528,6 +547,7 @@ def gemm_sweep(
         quantize=quantize,
         clock_fraction=cal.clock_fraction,
         l2_resident=l2_resident,
+        kernels=_shaped(best_kernels),
         quantize_time_s=_shaped(quant_time) if np.ndim(quant_time) else quant_time,
         math_time_s=best_math,
         memory_time_s=memory_time,
@@ -598,6 +618,7 @@ class GemmResult(ResultMixin):
     quantize: str
     clock_fraction: float
     l2_resident: bool
+    kernels: int
     quantize_time_s: float
     math_time_s: float
     memory_time_s: float
@@ -699,7 +720,8 @@ class GemmResult(ResultMixin):
             ("time set by", self.time_limiter),
             (
                 "tile",
-                f"{self.tile}{f', split-K x{self.split_k}' if self.split_k > 1 else ''} "
+                f"{self.tile}{f', split-K x{self.split_k}' if self.split_k > 1 else ''}"
+                f"{', + a reduction kernel' if self.kernels > 1 else ''} "
                 f"({self.tiles} thread blocks, {self.waves} wave{'s' * (self.waves != 1)})",
             ),
             ("tile efficiency", f"{self.tile_efficiency:.1%}"),
@@ -832,6 +854,7 @@ def gemm(
         quantize=s.quantize,
         clock_fraction=float(s.clock_fraction),
         l2_resident=bool(s.l2_resident),
+        kernels=int(s.kernels),
         quantize_time_s=float(s.quantize_time_s),
         math_time_s=float(s.math_time_s),
         memory_time_s=float(s.memory_time_s),

@@ -323,9 +323,7 @@ def model_options(row: Mapping[str, Any]) -> dict[str, Any]:
     """How the model must be run to compare like with like with a measured row: its beta,
     timing context, cache state and (FP8 layers) activation quantisation (``params``
     'quantize=...')."""
-    params = dict(
-        p.split("=", 1) for p in str(row.get("params") or "").split(";") if "=" in p
-    )
+    params = dict(p.split("=", 1) for p in str(row.get("params") or "").split(";") if "=" in p)
     return {
         "beta": float(row.get("beta") or 0.0),
         "context": row.get("context") or DEFAULT_CONTEXT,
