@@ -31,9 +31,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dlperf_widgets.core import calibration as _cal  # noqa: E402
-from dlperf_widgets.core import gemm as _gemm  # noqa: E402
-from dlperf_widgets.live.traces import list_traces, load_trace, predict_rows  # noqa: E402
+from dlperf_widgets.core import calibration as _cal
+from dlperf_widgets.core import gemm as _gemm
+from dlperf_widgets.live.traces import list_traces, load_trace, predict_rows
 
 # (target, unit, dtype, column): the grid searched, and the traces the constant touches
 # (matched as prefixes of trace names).
