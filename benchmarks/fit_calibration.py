@@ -64,6 +64,10 @@ PARAMETERS: dict[tuple[str, str, str, str], tuple[np.ndarray, tuple[str, ...]]] 
     ("ampere_ga100", "*", "*", "kernel_overhead_us"): (_OVERHEAD, ("neusight_a100",)),
     # Turing and Ada: one board each: power only (issue efficiency from PRIORS)
     ("turing", "*", "*", "sm_watts_per_ghz3"): (_WATTS, ("neusight_t4",)),
+    ("ada", "cuda", "fp32", "epilogue_k"): (_EPILOGUE, ("neusight_l4",)),
+    ("turing", "cuda", "fp32", "epilogue_k"): (_EPILOGUE, ("neusight_t4",)),
+    ("ampere_ga100", "cuda", "fp32", "epilogue_k"): (_EPILOGUE, ("neusight_a100",)),
+    ("hopper", "cuda", "fp32", "epilogue_k"): (_EPILOGUE, ("neusight_h100",)),
     ("turing", "*", "*", "memory_fraction"): (_MEMORY, ("neusight_t4",)),
     ("turing", "*", "*", "kernel_overhead_us"): (_OVERHEAD, ("neusight_t4",)),
     ("ada", "*", "*", "sm_watts_per_ghz3"): (_WATTS, ("neusight_l4",)),

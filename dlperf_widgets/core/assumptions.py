@@ -21,6 +21,7 @@ __all__ = [
     "OVERLAP_EXPONENT",
     "QUANT_KERNEL_FIXED_SHARE",
     "QUANT_SCHEMES",
+    "SIMT_TILE_REUSE_R0",
     "SPLIT_K_ACCUMULATOR_BYTES",
     "SPLIT_K_FACTORS",
     "THIN_OUTPUT_MAX",
@@ -147,6 +148,11 @@ THIN_TILE = 128
 # model lets a tile compute a fraction r / (r + R0) of the time, relative to 256x128. R0 = 16
 # puts 128x128 at ~95 % and 64x64 at ~79 % of a 256x128 tile's rate.
 TILE_REUSE_R0 = 16.0
+# SIMT (CUDA-core) kernels feed every FFMA from registers, so a small tile starves them far
+# more than it starves a Tensor Core kernel: the same form with a larger R0. Chosen so the
+# model picks cuBLAS's tiles as often as it can (core.tiles.SIMT_TILE_SHAPES; tile agreement
+# reported by benchmarks/model_error.py), from 16, 32, 64, 128 and 256.
+SIMT_TILE_REUSE_R0 = 64.0
 
 # "Enough parallelism" (step 3 of the guide's "How to find a problem?") is judged with the
 # smallest common tile and split-K: a GEMM offers ceil(M/64) x ceil(N/64) x batch x

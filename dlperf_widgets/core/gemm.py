@@ -54,7 +54,9 @@ from .assumptions import (
     SPLIT_K_FACTORS,
     THIN_OUTPUT_MAX,
     THIN_OUTPUT_PAD,
+    SIMT_TILE_REUSE_R0,
     THIN_TILE,
+    TILE_REUSE_R0,
     TIMING_CONTEXT_DESCRIPTIONS,
 )
 from .calibration import achievable, check_context, overlap_time
@@ -64,6 +66,7 @@ from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .results import ResultMixin, format_quantity
 from .tiles import (
+    SIMT_TILE_SHAPES,
     TILE_SHAPES,
     parse_tile,
     tile_efficiency,
@@ -339,8 +342,11 @@ def gemm_sweep(
 
     slots = g.sms * blocks_per_sm
     chosen = parse_tile(tile)
-    shapes: tuple[tuple[int, int], ...] = TILE_SHAPES if chosen is None else (chosen,)
-    shape_eff = np.array([tile_shape_efficiency(*t) for t in shapes])
+    simt = g.unit_for(d) == "cuda" if g.supports(d) else True
+    auto_shapes = SIMT_TILE_SHAPES if simt else TILE_SHAPES
+    shapes: tuple[tuple[int, int], ...] = auto_shapes if chosen is None else (chosen,)
+    r0 = SIMT_TILE_REUSE_R0 if simt else TILE_REUSE_R0
+    shape_eff = np.array([tile_shape_efficiency(*t, r0) for t in shapes])
     out_shape = m.shape
     mf, nf, kf, bf = (x.astype(np.float64).ravel() for x in (m, n, k, batch))
     kk = k.ravel()
@@ -424,6 +430,8 @@ def gemm_sweep(
     best_kernels = np.ones(best_idx.shape, dtype=np.int64)
     # Split-K, tile shape by tile shape, only where that shape leaves SMs idle without it.
     deep = kk >= 2 * LATENCY_SPLIT_K_DEPTH
+    if simt:  # batched SIMT GEMMs run whole K per tile (core.tiles.SIMT_TILE_SHAPES)
+        deep &= bf == 1
     for i in range(len(shapes)):
         plain_tiles = np.ceil(mf / tms[i]) * np.ceil(nf / tns[i]) * bf
         cand = np.nonzero((plain_tiles < slots) & deep)[0]
@@ -442,7 +450,8 @@ def gemm_sweep(
 
     # Thin outputs: a matrix-vector style kernel (core.assumptions, THIN_*), where it is faster.
     thin_dim = np.minimum(mf, nf)
-    thin = np.nonzero(thin_dim <= THIN_OUTPUT_MAX)[0] if chosen is None else np.array([], int)
+    thin_ok = (thin_dim <= THIN_OUTPUT_MAX) & ~(simt & (bf > 1))
+    thin = np.nonzero(thin_ok)[0] if chosen is None else np.array([], int)
     best_gemv = np.zeros(best_idx.shape, dtype=bool)
     if thin.size:
         padded = np.ceil(thin_dim[thin] / THIN_OUTPUT_PAD) * THIN_OUTPUT_PAD

@@ -19,6 +19,7 @@ import csv
 import functools
 import io
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -45,6 +46,7 @@ __all__ = [
     "ModelErrorReport",
     "Trace",
     "TraceOverlay",
+    "TileAgreement",
     "TraceReconciliation",
     "list_traces",
     "load_trace",
@@ -53,7 +55,9 @@ __all__ = [
     "model_error_report",
     "model_options",
     "predict_rows",
+    "kernel_tile",
     "reconcile_trace",
+    "tile_agreement",
     "trace_overlay",
     "write_trace",
 ]
@@ -670,3 +674,97 @@ def measured_along(
         if other != dim:
             sel &= t[other] == fixed[other]
     return {"x": t[dim][sel], "time_s": t["measured_time_s"][sel], "traces": t["traces"]}
+
+
+# -- the model's tile against the one cuBLAS chose ----------------------------------------------
+_KERNEL_TILE = re.compile(r"(?:sgemm_|tilesize)(\d+)x(\d+)")
+
+
+def kernel_tile(params: str) -> tuple[int, int] | None:
+    """The output tile of the GEMM kernel a trace row names in ``params`` ('kernel=...'):
+    ``ampere_sgemm_128x64_tn`` -> (128, 64); None when the row names no kernel."""
+    for part in str(params or "").split(";"):
+        if part.startswith("kernel="):
+            hit = _KERNEL_TILE.search(part)
+            if hit:
+                return int(hit.group(1)), int(hit.group(2))
+    return None
+
+
+@dataclass(frozen=True)
+class TileAgreement(ResultMixin):
+    """How often the model picks the tile cuBLAS chose, over the rows that name a kernel.
+
+    A tile matches when its two sides are the kernel's, in either order (a column-major
+    library tiles the transposed product); ``split_k_agreement`` is the share of rows where
+    the model and cuBLAS agree on whether K is split (a grid z above 1 in an unbatched
+    call, or a reduction kernel).
+    """
+
+    traces: tuple[str, ...]
+    rows: int
+    agreement: float
+    split_k_agreement: float
+    by_trace: dict[str, float]
+
+    def _title(self) -> str:
+        return f"Model tile vs cuBLAS's choice ({self.rows} profiled GEMMs)"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        out = [
+            ("same tile", f"{self.agreement:.1%}"),
+            ("same split-K choice", f"{self.split_k_agreement:.1%}"),
+        ]
+        out += [(name, f"{share:.1%}") for name, share in self.by_trace.items()]
+        return out
+
+
+def tile_agreement(traces: Iterable[str | Trace] | None = None) -> TileAgreement:
+    """The share of profiled rows (``params`` naming a kernel) where the model's tile is the
+    one cuBLAS launched; default: every shipped trace with such rows."""
+    chosen = list_traces() if traces is None else list(traces)
+    loaded = [t if isinstance(t, Trace) else load_trace(t) for t in chosen]
+    same, split_same, total = 0, 0, 0
+    by_trace: dict[str, float] = {}
+    names = []
+    for tr in loaded:
+        rows = [r for r in _gemm_rows(tr, None, None) if kernel_tile(r["params"])]
+        if not rows:
+            continue
+        g = tr.model_gpu()
+        hits = 0
+        for dt in dict.fromkeys(r["dtype"] for r in rows):
+            sel = [r for r in rows if r["dtype"] == dt]
+            m, n, k, b = (
+                np.array([r[c] or 1 for r in sel], dtype=np.int64) for c in ("m", "n", "k", "batch")
+            )
+            s = gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b)
+            for r, tile, split, kernels in zip(
+                sel,
+                np.atleast_1d(s.tile),
+                np.atleast_1d(s.split_k),
+                np.atleast_1d(s.kernels),
+                strict=True,
+            ):
+                want = kernel_tile(r["params"])
+                got = tuple(int(x) for x in str(tile).split("x")) if "x" in str(tile) else None
+                hits += got is not None and sorted(got) == sorted(want or ())
+                grid = dict(p.split("=", 1) for p in r["params"].split(";") if "=" in p).get(
+                    "grid", ""
+                )
+                z = int(grid.split("x")[-1]) if grid else 1
+                theirs = "splitkreduce" in r["params"] or ((r["batch"] or 1) == 1 and z > 1)
+                split_same += theirs == (int(split) > 1 or int(kernels) > 1)
+        same += hits
+        total += len(rows)
+        by_trace[tr.name] = hits / len(rows)
+        names.append(tr.name)
+    if not total:
+        raise InvalidParameter("'traces' must hold rows that name a GEMM kernel (got none)")
+    return TileAgreement(
+        traces=tuple(names),
+        rows=total,
+        agreement=same / total,
+        split_k_agreement=split_same / total,
+        by_trace=by_trace,
+    )
