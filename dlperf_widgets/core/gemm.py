@@ -346,7 +346,8 @@ def gemm_sweep(
     auto_shapes = SIMT_TILE_SHAPES if simt else TILE_SHAPES
     shapes: tuple[tuple[int, int], ...] = auto_shapes if chosen is None else (chosen,)
     r0 = SIMT_TILE_REUSE_R0 if simt else TILE_REUSE_R0
-    shape_eff = np.array([tile_shape_efficiency(*t, r0) for t in shapes])
+    ref = SIMT_TILE_SHAPES[0] if simt else TILE_SHAPES[0]
+    shape_eff = np.array([tile_shape_efficiency(*t, r0, ref) for t in shapes])
     out_shape = m.shape
     mf, nf, kf, bf = (x.astype(np.float64).ravel() for x in (m, n, k, batch))
     kk = k.ravel()
@@ -828,7 +829,7 @@ def gemm(
         # The guide's rule (Get Started 2.3): size tweaks help math-bound operations only.
         memory_bound=str(s.limiter) != "math",
     )
-    findings = [_with_times(f, s, g, tile, blocks_per_sm, batch, beta, library) for f in findings]
+    findings = _with_times(findings, s, g, tile, blocks_per_sm, batch, beta, library)
     return GemmResult(
         m=int(s.m),
         n=int(s.n),
@@ -875,13 +876,27 @@ def gemm(
 
 
 def _with_times(
-    f: Finding, s: GemmSweep, g: Gpu, tile: Any, bps: int, batch: int, beta: float, library: str
-) -> Finding:
-    """Attach the predicted time before and after applying the finding's fix."""
-    if f.suggested_value is None or f.parameter not in ("m", "n", "k"):
-        return f
-    dims = {"m": int(s.m), "n": int(s.n), "k": int(s.k)}
-    dims[f.parameter] = f.suggested_value
+    findings: list[Finding],
+    s: GemmSweep,
+    g: Gpu,
+    tile: Any,
+    bps: int,
+    batch: int,
+    beta: float,
+    library: str,
+) -> list[Finding]:
+    """Attach the predicted time before and after applying each finding's fix (every fix
+    modelled in one vectorised call)."""
+    fixable = [
+        i
+        for i, f in enumerate(findings)
+        if f.suggested_value is not None and f.parameter in ("m", "n", "k")
+    ]
+    if not fixable:
+        return findings
+    dims = {d: np.full(len(fixable), int(getattr(s, d)), dtype=np.int64) for d in ("m", "n", "k")}
+    for j, i in enumerate(fixable):
+        dims[findings[i].parameter][j] = findings[i].suggested_value
     after = gemm_sweep(
         dims["m"],
         dims["n"],
@@ -897,16 +912,17 @@ def _with_times(
         cache=s.cache,
         quantize=s.quantize,
     )
-    before, after_s = float(s.predicted_time_s), float(after.predicted_time_s)
-    # A 'warning' promises time back: one whose fix gains nothing in the model is advice only.
-    severity = "info" if f.severity == "warning" and after_s >= before * (1 - 1e-9) else f.severity
-    return Finding(
-        severity,
-        f.parameter,
-        f.message,
-        f.fix,
-        f.value,
-        f.suggested_value,
-        before,
-        after_s,
-    )
+    out = list(findings)
+    before = float(s.predicted_time_s)
+    for j, i in enumerate(fixable):
+        f = findings[i]
+        after_s = float(np.asarray(after.predicted_time_s)[j])
+        # A 'warning' promises time back: one whose fix gains nothing in the model is advice
+        # only.
+        severity = (
+            "info" if f.severity == "warning" and after_s >= before * (1 - 1e-9) else f.severity
+        )
+        out[i] = Finding(
+            severity, f.parameter, f.message, f.fix, f.value, f.suggested_value, before, after_s
+        )
+    return out

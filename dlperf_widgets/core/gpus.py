@@ -317,11 +317,19 @@ def _opt_float(text: str | None, scale: float = 1.0) -> float | None:
 _custom: dict[str, Gpu] = {}
 
 
+_index_cache: dict[str, Any] = {}
+
+
 def _index() -> dict[str, Gpu]:
+    # built once per set of custom GPUs (register_gpu adds to _custom)
+    key = tuple((name, id(g)) for name, g in _custom.items())
+    if _index_cache.get("key") == key:
+        return _index_cache["index"]  # type: ignore[no-any-return]
     index: dict[str, Gpu] = {}
     for g in list(_database().values()) + list(_custom.values()):
-        for key in (g.name, *g.aliases):
-            index[_norm(key)] = g
+        for alias in (g.name, *g.aliases):
+            index[_norm(alias)] = g
+    _index_cache.update(key=key, index=index)
     return index
 
 

@@ -89,15 +89,18 @@ def parse_tile(tile: Any) -> tuple[int, int] | None:
 # Operand reuse makes larger tiles more efficient: see core.assumptions.TILE_REUSE_R0.
 
 
-def tile_shape_efficiency(tile_m: int, tile_n: int, r0: float = TILE_REUSE_R0) -> float:
-    """Throughput of a tile shape relative to 256x128, from its operand reuse (see above;
-    ``r0``: :data:`~dlperf_widgets.core.assumptions.SIMT_TILE_REUSE_R0` for SIMT kernels)."""
+def tile_shape_efficiency(
+    tile_m: int, tile_n: int, r0: float = TILE_REUSE_R0, reference: tuple[int, int] = (256, 128)
+) -> float:
+    """Throughput of a tile shape relative to ``reference`` (256x128, the largest Tensor Core
+    tile; 128x128, the largest SIMT tile), from its operand reuse (see above; ``r0``:
+    :data:`~dlperf_widgets.core.assumptions.SIMT_TILE_REUSE_R0` for SIMT kernels)."""
 
     def busy(a: int, b: int) -> float:
         r = a * b / (a + b)
         return r / (r + r0)
 
-    return min(1.0, busy(tile_m, tile_n) / busy(256, 128))
+    return min(1.0, busy(tile_m, tile_n) / busy(*reference))
 
 
 def _ceil_div(a: Any, b: Any) -> Any:
