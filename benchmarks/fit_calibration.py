@@ -71,7 +71,6 @@ PARAMETERS: dict[tuple[str, str, str, str], tuple[np.ndarray, tuple[str, ...]]] 
     # Ampere GA100: two boards (250 W and 300 W) tell issue efficiency and power apart
     ("ampere_ga100", "cuda", "fp32", "math_fraction"): (_FRACTIONS, ("neusight_a100",)),
     ("ampere_ga100", "cuda", "fp32", "sm_watts_per_ghz3"): (_WATTS, ("neusight_a100",)),
-    ("ampere_ga100", "*", "*", "memory_fraction"): (_MEMORY, ("neusight_a100",)),
     # Turing and Ada: one board each: power only (issue efficiency from PRIORS)
     ("turing", "*", "*", "sm_watts_per_ghz3"): (_WATTS, ("neusight_t4",)),
     ("ada", "cuda", "fp32", "epilogue_k"): (_EPILOGUE, ("neusight_l4",)),

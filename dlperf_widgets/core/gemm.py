@@ -50,11 +50,11 @@ from .assumptions import (
     MISALIGNED_EFFICIENCY,
     QUANT_KERNEL_FIXED_SHARE,
     QUANT_SCHEMES,
+    SIMT_TILE_REUSE_R0,
     SPLIT_K_ACCUMULATOR_BYTES,
     SPLIT_K_FACTORS,
     THIN_OUTPUT_MAX,
     THIN_OUTPUT_PAD,
-    SIMT_TILE_REUSE_R0,
     THIN_TILE,
     TILE_REUSE_R0,
     TIMING_CONTEXT_DESCRIPTIONS,
@@ -459,9 +459,16 @@ def gemm_sweep(
         r = rate[thin] if np.ndim(rate) else rate
         t_math = flops.ravel()[thin] * (padded / thin_dim[thin]) / r
         t_mem = base_memory_time[thin]
-        # too few row blocks to occupy every SM: K is split, and summed by a second kernel
-        long_blocks = np.ceil(np.maximum(mf, nf)[thin] / THIN_TILE) * bf[thin]
-        kernels = np.where((long_blocks < slots) & (kk[thin] >= 2 * LATENCY_SPLIT_K_DEPTH), 2, 1)
+        # A true matrix-vector product (the thin side within one vector width) runs one
+        # kernel that spreads its rows over the SMs; a wider thin output, or a K deeper than
+        # the long side, is split along K when too few row blocks would occupy the SMs, and
+        # the slices are summed by a second kernel (core.assumptions, split-K).
+        long_dim = np.maximum(mf, nf)[thin]
+        long_blocks = np.ceil(long_dim / THIN_TILE) * bf[thin]
+        split_thin = (thin_dim[thin] > THIN_OUTPUT_PAD) | (kf[thin] > long_dim)
+        kernels = np.where(
+            split_thin & (long_blocks < slots) & (kk[thin] >= 2 * LATENCY_SPLIT_K_DEPTH), 2, 1
+        )
         better = overlap_time(t_math, t_mem) + (kernels - 1) * queued_cost < (
             overlap_time(best_math[thin], best_memory[thin])
             + (best_kernels[thin] - 1) * queued_cost

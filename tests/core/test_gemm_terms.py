@@ -27,7 +27,7 @@ def test_warm_working_set_that_fits_in_l2_moves_at_l2_bandwidth():
     when warm (its memory time shrinks by DRAM / L2 bandwidth) and at the DRAM rate when
     cold; one too large for L2 is the same either way."""
     g = gpu("A100")
-    m, n, k = 4096, 16, 1024  # about 8.5 MB in fp16
+    m, n, k = 1024, 16, 1024  # about 2.1 MB in fp16
     cold = gemm(m, n, k, dtype="fp16", gpu=g, cache="cold")
     warm = gemm(m, n, k, dtype="fp16", gpu=g, cache="warm")
     assert cold.bytes <= L2_USABLE_FRACTION * g.l2_bytes
