@@ -903,7 +903,7 @@ def _with_times(
         return findings
     dims = {d: np.full(len(fixable), int(getattr(s, d)), dtype=np.int64) for d in ("m", "n", "k")}
     for j, i in enumerate(fixable):
-        dims[findings[i].parameter][j] = findings[i].suggested_value
+        dims[findings[i].parameter][j] = int(findings[i].suggested_value or 0)
     after = gemm_sweep(
         dims["m"],
         dims["n"],

@@ -324,7 +324,7 @@ def _index() -> dict[str, Gpu]:
     # built once per set of custom GPUs (register_gpu adds to _custom)
     key = tuple((name, id(g)) for name, g in _custom.items())
     if _index_cache.get("key") == key:
-        return _index_cache["index"]  # type: ignore[no-any-return]
+        return _index_cache["index"]
     index: dict[str, Gpu] = {}
     for g in list(_database().values()) + list(_custom.values()):
         for alias in (g.name, *g.aliases):
