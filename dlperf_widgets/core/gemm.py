@@ -25,7 +25,7 @@ C = alpha * A @ B + beta * C with A: M x K, B: K x N, C: M x N.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -812,31 +812,64 @@ def gemm(
                 f"'{name}' must be a single integer here; use gemm_sweep() for arrays "
                 f"(got an array)"
             )
-    s = gemm_sweep(
-        m,
-        n,
-        k,
-        dtype=dtype,
-        gpu=gpu,
+    m, n, k, batch = (
+        check_int(name, v) for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch))
+    )
+    check_product(("m", "n", "k", "batch"), (m, n, k, batch))
+    d = _dtype(dtype)
+    g = _gpu(gpu)
+    # The guide's rule (Get Started 2.3): size tweaks help math-bound operations only; the
+    # guide's limiter needs no tiles, so the findings come first and every fix they suggest
+    # is modelled in the same vectorised call as the GEMM itself.
+    beta_checked = check_number("beta", beta)
+    ai = gemm_flops(m, n, k, batch) / gemm_bytes(m, n, k, d.bytes_per_element, batch, beta_checked)
+    code = _limiter_codes(
+        np.atleast_1d(ai),
+        g.ops_per_byte(d),
+        np.atleast_1d(_parallel_blocks(m, n, k, batch)),
+        g.sms,
+    )
+    findings = alignment_findings(
+        {"m": m, "n": n, "k": k}, d, g, library=library, memory_bound=int(code[0]) != 0
+    )
+    fixable = [
+        i
+        for i, f in enumerate(findings)
+        if f.suggested_value is not None and f.parameter in ("m", "n", "k")
+    ]
+    dims = {
+        x: np.full(1 + len(fixable), v, dtype=np.int64) for x, v in (("m", m), ("n", n), ("k", k))
+    }
+    for j, i in enumerate(fixable, start=1):
+        dims[findings[i].parameter][j] = int(findings[i].suggested_value or 0)
+    every = gemm_sweep(
+        dims["m"],
+        dims["n"],
+        dims["k"],
+        dtype=d,
+        gpu=g,
         tile=tile,
         blocks_per_sm=blocks_per_sm,
         batch=batch,
-        beta=beta,
+        beta=beta_checked,
         library=library,
         context=context,
         cache=cache,
         quantize=quantize,
     )
-    g = _gpu(gpu)
-    findings = alignment_findings(
-        {"m": int(s.m), "n": int(s.n), "k": int(s.k)},
-        s.dtype,
-        g,
-        library=library,
-        # The guide's rule (Get Started 2.3): size tweaks help math-bound operations only.
-        memory_bound=str(s.limiter) != "math",
-    )
-    findings = _with_times(findings, s, g, tile, blocks_per_sm, batch, beta, library)
+    s = _first(every)
+    before = float(s.predicted_time_s)
+    for j, i in enumerate(fixable, start=1):
+        f = findings[i]
+        after_s = float(np.asarray(every.predicted_time_s)[j])
+        # A 'warning' promises time back: one whose fix gains nothing in the model is advice
+        # only.
+        severity = (
+            "info" if f.severity == "warning" and after_s >= before * (1 - 1e-9) else f.severity
+        )
+        findings[i] = Finding(
+            severity, f.parameter, f.message, f.fix, f.value, f.suggested_value, before, after_s
+        )
     return GemmResult(
         m=int(s.m),
         n=int(s.n),
@@ -882,54 +915,11 @@ def gemm(
     )
 
 
-def _with_times(
-    findings: list[Finding],
-    s: GemmSweep,
-    g: Gpu,
-    tile: Any,
-    bps: int,
-    batch: int,
-    beta: float,
-    library: str,
-) -> list[Finding]:
-    """Attach the predicted time before and after applying each finding's fix (every fix
-    modelled in one vectorised call)."""
-    fixable = [
-        i
-        for i, f in enumerate(findings)
-        if f.suggested_value is not None and f.parameter in ("m", "n", "k")
-    ]
-    if not fixable:
-        return findings
-    dims = {d: np.full(len(fixable), int(getattr(s, d)), dtype=np.int64) for d in ("m", "n", "k")}
-    for j, i in enumerate(fixable):
-        dims[findings[i].parameter][j] = int(findings[i].suggested_value or 0)
-    after = gemm_sweep(
-        dims["m"],
-        dims["n"],
-        dims["k"],
-        dtype=s.dtype,
-        gpu=g,
-        tile=tile,
-        blocks_per_sm=bps,
-        batch=batch,
-        beta=beta,
-        library=library,
-        context=s.context,
-        cache=s.cache,
-        quantize=s.quantize,
-    )
-    out = list(findings)
-    before = float(s.predicted_time_s)
-    for j, i in enumerate(fixable):
-        f = findings[i]
-        after_s = float(np.asarray(after.predicted_time_s)[j])
-        # A 'warning' promises time back: one whose fix gains nothing in the model is advice
-        # only.
-        severity = (
-            "info" if f.severity == "warning" and after_s >= before * (1 - 1e-9) else f.severity
-        )
-        out[i] = Finding(
-            severity, f.parameter, f.message, f.fix, f.value, f.suggested_value, before, after_s
-        )
-    return out
+def _first(s: GemmSweep) -> GemmSweep:
+    """The first GEMM of a sweep, as a sweep of scalars."""
+    vals = {
+        f.name: (np.asarray(v).ravel()[0] if isinstance(v, np.ndarray) else v)
+        for f in fields(s)
+        for v in (getattr(s, f.name),)
+    }
+    return GemmSweep(**vals)
