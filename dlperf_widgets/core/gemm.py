@@ -846,7 +846,7 @@ def gemm(
         dims["m"],
         dims["n"],
         dims["k"],
-        dtype=d,
+        dtype=d.name,
         gpu=g,
         tile=tile,
         blocks_per_sm=blocks_per_sm,
