@@ -421,7 +421,9 @@ CLAIMS = [
         r"Against all (\d+) published measurements",
         lambda: model_error_report().overall.count,
     ),
-    Claim("02", "c4a1e001", r"The kit ships (\d+) GEMMs", lambda: model_error_report().overall.count),
+    Claim(
+        "02", "c4a1e001", r"The kit ships (\d+) GEMMs", lambda: model_error_report().overall.count
+    ),
     Claim(
         "02",
         "c4a1e004",
