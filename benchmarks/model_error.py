@@ -9,7 +9,8 @@ overall: the median, 90th-percentile and worst relative time error of the model 
 plain roofline (datasheet peak and bandwidth), and the median of measured / predicted
 (above 1: the model is too fast). Then the model's median error by measured-time band, to
 show where the remaining error lives, and by GPU, dtype and timing context. Every row is
-predicted in its own timing context and cache state. Same figures as ``dlperf reconcile``.
+predicted in its own timing context and cache state. Last, how often the model picks the
+tile cuBLAS launched (the NeuSight rows name it). Same figures as ``dlperf reconcile``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dlperf_widgets.live.traces import list_traces, load_trace, model_error_report, predict_rows
+from dlperf_widgets.live.traces import (
+    list_traces,
+    load_trace,
+    model_error_report,
+    predict_rows,
+    tile_agreement,
+)
 
 BANDS_US = (0, 10, 50, 200, 1000, np.inf)
 
@@ -59,6 +66,8 @@ def main() -> int:
         sel = (us >= lo) & (us < hi)
         if sel.any():
             line(f"{lo:g}-{hi:g} us", sel)
+    print()
+    print(tile_agreement())
     for i, what in enumerate(("GPU", "dtype", "timing context")):
         print(f"\nmodel error by {what}:")
         keys = np.array([lab[i] for lab in labels])
