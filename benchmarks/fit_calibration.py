@@ -31,9 +31,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import dlperf_widgets.core.gemm  # noqa: F401
 from dlperf_widgets.core import calibration as _cal
-from dlperf_widgets.core import gemm as _gemm
 from dlperf_widgets.live.traces import list_traces, load_trace, predict_rows
+
+# the module, not the function the package exports under the same name: its constants are
+# patched below
+_gemm = sys.modules["dlperf_widgets.core.gemm"]
 
 # (target, unit, dtype, column): the grid searched, and the traces the constant touches
 # (matched as prefixes of trace names).
@@ -92,7 +96,8 @@ PRIORS: dict[tuple[str, str, str, str], float] = {
     ("ampere_ga10x", "cuda", "fp32", "math_fraction"): 0.45,
 }
 L2_GRID = (0.125, 0.25, 0.375, 0.5, 0.75, 1.0)
-QUANT_SHARE_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
+QUANT_SHARE_GRID = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0)
+QUANT_WAVE_GRID_S = (0.2e-6, 0.4e-6, 0.6e-6, 0.8e-6, 1.0e-6, 1.2e-6, 1.5e-6)
 
 
 def _score(pred: np.ndarray, measured: np.ndarray) -> float:
@@ -155,10 +160,16 @@ def main() -> int:
             _gemm.QUANT_KERNEL_FIXED_SHARE = share
             q_scores.append(fit.score(("aiconfigurator",)))
         _gemm.QUANT_KERNEL_FIXED_SHARE = QUANT_SHARE_GRID[int(np.argmin(q_scores))]
+        w_scores = []
+        for wave in QUANT_WAVE_GRID_S:
+            _gemm.QUANT_BLOCK_WAVE_S = wave
+            w_scores.append(fit.score(("aiconfigurator",)))
+        _gemm.QUANT_BLOCK_WAVE_S = QUANT_WAVE_GRID_S[int(np.argmin(w_scores))]
         count = sum(len(d[2]) for d in fit.data.values())
         print(f"round {rnd + 1}: mean capped |log error| {fit.score(every) / count:.4f}")
     print(f"\nL2_USABLE_FRACTION = {_gemm.L2_USABLE_FRACTION}")
     print(f"QUANT_KERNEL_FIXED_SHARE = {_gemm.QUANT_KERNEL_FIXED_SHARE}")
+    print(f"QUANT_BLOCK_WAVE_S = {_gemm.QUANT_BLOCK_WAVE_S}")
     for key, value in sorted(fit.values.items()):
         tag = " (prior)" if key in PRIORS else ""
         print(f"{'/'.join(key[:3]):<28} {key[3]:<26} {value:g}{tag}")

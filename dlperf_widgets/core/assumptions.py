@@ -19,6 +19,8 @@ __all__ = [
     "MIN_KERNEL_TIME_S",
     "MISALIGNED_EFFICIENCY",
     "OVERLAP_EXPONENT",
+    "QUANT_BLOCKS_PER_SM",
+    "QUANT_BLOCK_WAVE_S",
     "QUANT_KERNEL_FIXED_SHARE",
     "QUANT_SCHEMES",
     "SIMT_TILE_REUSE_R0",
@@ -86,9 +88,9 @@ DEFAULT_CACHE = "cold"
 # Not all of L2 holds a working set: lines are hashed over slices, and on GA100 and GH100 the
 # L2 is two partitions whose far half is slower to reach (A100 and H100 whitepapers). The
 # usable share, one constant for every GPU, was chosen by benchmarks/fit_calibration.py
-# from 0.125, 0.25, 0.375, 0.5, 0.75 and 1 on the shipped warm-cache traces: 0.125, the
-# smallest, so the data say that only a working set far smaller than L2 stays resident
-# between calls (a benchmark's other buffers and the next copy's weights share the cache).
+# from 0, 0.125, 0.25, 0.375, 0.5, 0.75 and 1 on the shipped traces: 0.125 (0 and 0.25 fit
+# slightly worse), so only a working set far smaller than L2 stays resident between calls
+# (a benchmark's other buffers and the next copy's weights share the cache).
 L2_USABLE_FRACTION = 0.125
 
 # An FP8 linear layer as frameworks run it quantises its bf16 activation first, in kernels of
@@ -102,9 +104,19 @@ L2_USABLE_FRACTION = 0.125
 # Each kernel pays a share of the context's fixed cost (QUANT_KERNEL_FIXED_SHARE: an
 # elementwise kernel has no tile pipeline to fill or drain, so it costs less than a GEMM's
 # fixed cost; fitted by benchmarks/fit_calibration.py to aiconfigurator's FP8 rows, whose
-# smallest layer took 4.6-4.7 us against 2.4-2.5 us in bf16), and the bytes move at the
-# achievable bandwidth.
-QUANT_KERNEL_FIXED_SHARE = 0.2
+# smallest layer took 4.6-4.7 us against 2.4-2.5 us in bf16, from 0, 0.1, 0.2, 0.3, 0.5 and 1,
+# together with the block waves below), and the bytes move at the achievable bandwidth.
+QUANT_KERNEL_FIXED_SHARE = 0.1
+# The row-wise quantisation kernels launch one thread block per row of the activation (vLLM's
+# scaled_fp8_quant and its max reduction: a grid of one 1024-thread block per token), and an
+# SM holds 2048 threads, so M rows run in ceil(M / (2 x SMs)) waves of blocks, each as long as
+# one block's reduce-and-scale, whatever K is. aiconfigurator's FP8 layers show it: at N = K =
+# 32 the H100's time grows by about 7.4 ns per row of M (122 us at M = 16384) where bf16 stays
+# at 2.5-3.3 us. QUANT_BLOCK_WAVE_S, the time of one wave of such blocks in one kernel, was
+# fitted to those rows by benchmarks/fit_calibration.py: 1.0 us, from 0.2 to 1.5 us (block
+# scaling is charged the same).
+QUANT_BLOCKS_PER_SM = 2
+QUANT_BLOCK_WAVE_S = 1.0e-6
 QUANT_SCHEMES: dict[str, tuple[int, int, int]] = {
     "none": (0, 0, 0),
     "per-tensor": (2, 2, 0),  # 0: one scale for the whole tensor

@@ -48,6 +48,8 @@ from .assumptions import (
     LATENCY_SPLIT_K_DEPTH,
     LATENCY_TILE,
     MISALIGNED_EFFICIENCY,
+    QUANT_BLOCK_WAVE_S,
+    QUANT_BLOCKS_PER_SM,
     QUANT_KERNEL_FIXED_SHARE,
     QUANT_SCHEMES,
     SIMT_TILE_REUSE_R0,
@@ -487,8 +489,12 @@ def gemm_sweep(
     if quantize != "none":
         q_bytes = np.asarray(activation_quant_bytes(m, k, batch, quantize), dtype=np.float64)
         quant_kernels = QUANT_SCHEMES[quantize][0]
+        # one block per row, in waves of QUANT_BLOCKS_PER_SM blocks per SM (core.assumptions)
+        row_waves = np.ceil(mf * bf / (QUANT_BLOCKS_PER_SM * g.sms))
         quant_time = (
-            quant_kernels * QUANT_KERNEL_FIXED_SHARE * queued_cost + q_bytes.ravel() / bw_at
+            quant_kernels
+            * (QUANT_KERNEL_FIXED_SHARE * queued_cost + row_waves * QUANT_BLOCK_WAVE_S)
+            + q_bytes.ravel() / bw_at
         )
         best_time = best_time + quant_time
     tm_sel = tms[best_idx].astype(np.int64)
