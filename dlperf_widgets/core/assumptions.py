@@ -106,7 +106,7 @@ L2_USABLE_FRACTION = 0.125
 # fixed cost; fitted by benchmarks/fit_calibration.py to aiconfigurator's FP8 rows, whose
 # smallest layer took 4.6-4.7 us against 2.4-2.5 us in bf16, from 0, 0.1, 0.2, 0.3, 0.5 and 1,
 # together with the block waves below), and the bytes move at the achievable bandwidth.
-QUANT_KERNEL_FIXED_SHARE = 0.1
+QUANT_KERNEL_FIXED_SHARE = 0.2
 # The row-wise quantisation kernels launch one thread block per row of the activation (vLLM's
 # scaled_fp8_quant and its max reduction: a grid of one 1024-thread block per token), and an
 # SM holds 2048 threads, so M rows run in ceil(M / (2 x SMs)) waves of blocks, each as long as

@@ -128,6 +128,8 @@ def activation_quant_bytes(m: Any, k: Any, batch: Any = 1, scheme: str = "per-te
     (:data:`~dlperf_widgets.core.assumptions.QUANT_SCHEMES`). Per-tensor: 2 + 2 + 1 = 5 bytes
     an element; per-row and block: 3, plus their scales.
     """
+    m, k, batch = (check_int(name, v) for name, v in (("m", m), ("k", k), ("batch", batch)))
+    check_product(("m", "k", "batch"), (m, k, batch))
     scheme = check_choice("quantize", scheme, QUANT_SCHEMES)
     _kernels, passes, group = QUANT_SCHEMES[scheme]
     if not passes:
