@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..core.alignment import LIBRARIES
+from ..core.assumptions import DEFAULT_CACHE, DEFAULT_CONTEXT, TIMING_CONTEXT_DESCRIPTIONS
 from ..core.gemm import gemm
 from . import Command, float_arg, int_arg
 
@@ -35,6 +36,25 @@ def _configure(p: argparse.ArgumentParser) -> None:
         choices=LIBRARIES,
         help="current: cuBLAS >= 11.0 / cuDNN >= 7.6.3; legacy: older (current)",
     )
+    p.add_argument(
+        "--context",
+        default=DEFAULT_CONTEXT,
+        help="timing context of the predicted time: "
+        + "; ".join(f"{name}: {text}" for name, text in TIMING_CONTEXT_DESCRIPTIONS.items())
+        + f" ({DEFAULT_CONTEXT}: what 'dlperf time' measures)",
+    )
+    p.add_argument(
+        "--cache",
+        default=DEFAULT_CACHE,
+        help="cold: operands come from DRAM; warm: they were just used, so a working set "
+        f"that fits in L2 is read from L2 ({DEFAULT_CACHE})",
+    )
+    p.add_argument(
+        "--quantize",
+        default="none",
+        help="FP8 only: the activation's quantisation as a framework's FP8 layer runs it: "
+        "none, per-tensor, per-row or block (none)",
+    )
 
 
 def _run(a: argparse.Namespace) -> object:
@@ -49,6 +69,9 @@ def _run(a: argparse.Namespace) -> object:
         batch=a.batch,
         beta=a.beta,
         library=a.library,
+        context=a.context,
+        cache=a.cache,
+        quantize=a.quantize,
     )
 
 

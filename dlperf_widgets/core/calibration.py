@@ -7,8 +7,12 @@ the measurements demand it) read from ``data/achievable.csv``:
 
 - ``math_fraction``: the share of the datasheet peak a large aligned GEMM sustains;
 - ``memory_fraction``: the share of the datasheet DRAM bandwidth a streaming kernel sustains;
-- ``kernel_overhead_s``: a fixed cost per kernel added to its work (launch, the ramp-up of
-  the first wave and the drain of the last), replacing a floor that acted as a minimum;
+- ``kernel_overhead_s``: the device-side fixed cost of a kernel timed alone, added to its
+  work (block scheduling, the ramp-up of the first wave and the drain of the last);
+- ``back_to_back_overhead_s``: the same per kernel when kernels run back to back on a stream
+  or in a CUDA graph (the next launch overlaps the previous kernel's drain);
+- ``launch_overhead_s``: the host's cost of one eager framework call before its kernel
+  starts, added in the 'eager' timing context (:data:`~.assumptions.TIMING_CONTEXTS`);
 - ``misaligned_efficiency``: the math efficiency of a Tensor Core GEMM whose K is not a
   multiple of 16 bytes, and ``misaligned_mn_efficiency`` the (milder) one when only M or N
   is off it. NVIDIA measured the weight gradient, whose K is the batch, suffering most from
@@ -26,7 +30,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .assumptions import OVERLAP_EXPONENT
+from ._validate import check_choice
+from .assumptions import DEFAULT_CONTEXT, OVERLAP_EXPONENT, TIMING_CONTEXTS
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .gpus import Gpu, _read_csv
@@ -34,15 +39,30 @@ from .gpus import gpu as _gpu
 from .local_calibration import local_constants
 from .results import ResultMixin
 
-__all__ = ["FIELDS", "Achievable", "achievable", "overlap_time"]
+__all__ = [
+    "FIELDS",
+    "Achievable",
+    "achievable",
+    "check_context",
+    "overlap_time",
+    "sustained_clock_fraction",
+]
 
 FIELDS = (
     "math_fraction",
     "memory_fraction",
     "kernel_overhead_us",
+    "back_to_back_overhead_us",
+    "launch_overhead_us",
+    "epilogue_k",
+    "sm_watts_per_ghz3",
     "misaligned_efficiency",
     "misaligned_mn_efficiency",
 )
+
+# the constants that set the time of a kernel in the default ('kernel') context: the basis
+# of an Achievable says where these came from
+_TIME_FIELDS = ("math_fraction", "memory_fraction", "kernel_overhead_us")
 
 
 @dataclass(frozen=True)
@@ -67,8 +87,32 @@ class Achievable(ResultMixin):
     misaligned_mn_efficiency: float
     basis: str
     sources: dict[str, str]
+    back_to_back_overhead_s: float = 0.0
+    launch_overhead_s: float = 0.0
+    epilogue_k: float = 0.0
+    clock_fraction: float = 1.0
 
-    _units: ClassVar[dict[str, str]] = {"kernel_overhead_s": "s"}
+    _units: ClassVar[dict[str, str]] = {
+        "kernel_overhead_s": "s",
+        "back_to_back_overhead_s": "s",
+        "launch_overhead_s": "s",
+    }
+
+    def fixed_cost_s(self, context: str = DEFAULT_CONTEXT) -> float:
+        """The fixed time one kernel adds to its work in a timing context.
+
+        'back-to-back': the back-to-back overhead; 'kernel': the isolated kernel's device
+        overhead (never less than the back-to-back one); 'eager': that plus the host's launch
+        overhead. So eager >= kernel >= back-to-back for any kernel.
+        """
+        context = check_context(context)
+        b2b = self.back_to_back_overhead_s
+        alone = max(self.kernel_overhead_s, b2b)
+        if context == "back-to-back":
+            return b2b
+        if context == "kernel":
+            return alone
+        return alone + self.launch_overhead_s
 
     def _title(self) -> str:
         return f"What a {self.gpu} achieves in {self.dtype} ({self.unit} cores)"
@@ -76,8 +120,12 @@ class Achievable(ResultMixin):
     def _rows(self) -> list[tuple[str, str]]:
         return [
             ("math, share of datasheet peak", f"{self.math_fraction:.0%}"),
+            ("sustained clock, share of boost (power)", f"{self.clock_fraction:.0%}"),
+            ("per-tile fixed cost, in steps of K", f"{self.epilogue_k:g}"),
             ("DRAM, share of datasheet bandwidth", f"{self.memory_fraction:.0%}"),
-            ("fixed cost per kernel", f"{self.kernel_overhead_s * 1e6:.1f} us"),
+            ("fixed cost per kernel, timed alone", f"{self.kernel_overhead_s * 1e6:.1f} us"),
+            ("fixed cost per kernel, back to back", f"{self.back_to_back_overhead_s * 1e6:.1f} us"),
+            ("host launch overhead, eager call", f"{self.launch_overhead_s * 1e6:.1f} us"),
             ("Tensor Core efficiency, K misaligned", f"{self.misaligned_efficiency:.0%}"),
             ("Tensor Core efficiency, M or N misaligned", f"{self.misaligned_mn_efficiency:.0%}"),
             ("basis", self.basis),
@@ -92,8 +140,38 @@ def _table() -> dict[tuple[str, str, str], dict[str, str]]:
     return table
 
 
+def sustained_clock_fraction(
+    watts_per_sm_ghz3: float,
+    sms: int,
+    tdp_w: float | None,
+    base_clock_mhz: float | None,
+    boost_clock_mhz: float,
+) -> float:
+    """The share of the boost clock a board holds under a full GEMM load, from its power.
+
+    Dynamic power is about C x V^2 x f per SM, and within the boost range the voltage rises
+    roughly in proportion to the clock, so a busy SM draws about ``w`` x f^3 watts (f in GHz;
+    ``w``, watts per SM at 1 GHz, is a constant per architecture and unit, fitted in
+    data/achievable.csv). The board holds the clock at which SMs x w x f^3 equals its power
+    limit, never above the boost clock nor below the base clock (the clock NVIDIA
+    guarantees at the rated power: datasheets). ``w`` = 0 or no power limit: the boost clock.
+    """
+    if not watts_per_sm_ghz3 or not tdp_w:
+        return 1.0
+    boost = boost_clock_mhz / 1e3
+    f = (tdp_w / (sms * watts_per_sm_ghz3)) ** (1.0 / 3.0)
+    floor = (base_clock_mhz or 0.0) / 1e3
+    return float(min(boost, max(floor, f)) / boost)
+
+
 @functools.lru_cache(maxsize=512)
-def _lookup(name: str, architecture: str, unit: str, dtype_name: str) -> Achievable:
+def _lookup(
+    name: str,
+    architecture: str,
+    unit: str,
+    dtype_name: str,
+    power: tuple[int, float | None, float | None, float] = (1, None, None, 1.0),
+) -> Achievable:
     table = _table()
     keys = [
         (target, u, d)
@@ -109,17 +187,23 @@ def _lookup(name: str, architecture: str, unit: str, dtype_name: str) -> Achieva
             if row and row[field]:
                 values[field] = float(row[field])
                 sources[field] = f"{'/'.join(key)}: {row['source']}"
-                if not field.startswith("misaligned"):
+                if field in _TIME_FIELDS:
                     bases.add(row["basis"])
                 break
     basis = "default" if "default" in bases else ("fitted" if bases == {"fitted"} else "published")
+    clock = sustained_clock_fraction(values.get("sm_watts_per_ghz3", 0.0), *power)
     return Achievable(
         gpu=name,
         dtype=dtype_name,
         unit=unit,
-        math_fraction=values["math_fraction"],
+        # the issue efficiency of the unit times the clock the board's power allows
+        math_fraction=values["math_fraction"] * clock,
         memory_fraction=values["memory_fraction"],
         kernel_overhead_s=values["kernel_overhead_us"] * 1e-6,
+        back_to_back_overhead_s=values["back_to_back_overhead_us"] * 1e-6,
+        launch_overhead_s=values["launch_overhead_us"] * 1e-6,
+        epilogue_k=values.get("epilogue_k", 0.0),
+        clock_fraction=clock,
         misaligned_efficiency=values["misaligned_efficiency"],
         misaligned_mn_efficiency=values["misaligned_mn_efficiency"],
         basis=basis,
@@ -137,12 +221,16 @@ def achievable(gpu: str | Gpu = "A100", dtype: str | Dtype = "fp16") -> Achievab
     g = _gpu(gpu)
     d = _dtype(dtype)
     unit = g.unit_for(d) if g.supports(d) else "cuda"
-    shipped = _lookup(g.name, g.architecture, unit, d.name)
+    # peaks use the Tensor Core clock where NVIDIA's figures imply one (core.gpus)
+    boost = g.tensor_clock_mhz if (unit == "tensor" and g.tensor_clock_mhz) else g.boost_clock_mhz
+    power = (g.sms, g.tdp_w, g.base_clock_mhz, boost)
+    shipped = _lookup(g.name, g.architecture, unit, d.name, power)
     local = local_constants(g.name, d.name)
     if local is None:
         return shipped
-    # A local calibration (core.local_calibration, made by 'dlperf calibrate') replaces the
-    # shipped constants it measured; the misalignment penalties stay the shipped ones.
+    # A local calibration (core.local_calibration, made by 'dlperf calibrate' with the kit's
+    # own timer, i.e. in the 'kernel' context) replaces the shipped constants it measured; the
+    # misalignment penalties and the back-to-back and launch costs stay the shipped ones.
     basis = local["basis"]
     if local["math_fraction"] is None:
         basis += f" (math fraction: shipped, not measured in {d.name})"
@@ -154,6 +242,11 @@ def achievable(gpu: str | Gpu = "A100", dtype: str | Dtype = "fp16") -> Achievab
         basis=basis,
         sources={**shipped.sources, "local": basis},
     )
+
+
+def check_context(context: object) -> str:
+    """Validate a timing context name (one of :data:`~.assumptions.TIMING_CONTEXTS`)."""
+    return check_choice("context", context, TIMING_CONTEXTS)
 
 
 def overlap_time(math_time_s: Any, memory_time_s: Any) -> Any:

@@ -25,7 +25,7 @@ C = alpha * A @ B + beta * C with A: M x K, B: K x N, C: M x N.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -41,22 +41,34 @@ from ._validate import (
 )
 from .alignment import LIBRARIES, Finding, alignment_findings, legacy_required_multiple
 from .assumptions import (
+    CACHE_STATES,
+    DEFAULT_CACHE,
+    DEFAULT_CONTEXT,
+    L2_USABLE_FRACTION,
     LATENCY_SPLIT_K_DEPTH,
     LATENCY_TILE,
     MISALIGNED_EFFICIENCY,
+    QUANT_BLOCK_WAVE_S,
+    QUANT_BLOCKS_PER_SM,
+    QUANT_KERNEL_FIXED_SHARE,
+    QUANT_SCHEMES,
+    SIMT_TILE_REUSE_R0,
     SPLIT_K_ACCUMULATOR_BYTES,
     SPLIT_K_FACTORS,
     THIN_OUTPUT_MAX,
     THIN_OUTPUT_PAD,
     THIN_TILE,
+    TILE_REUSE_R0,
+    TIMING_CONTEXT_DESCRIPTIONS,
 )
-from .calibration import achievable, overlap_time
+from .calibration import achievable, check_context, overlap_time
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .results import ResultMixin, format_quantity
 from .tiles import (
+    SIMT_TILE_SHAPES,
     TILE_SHAPES,
     parse_tile,
     tile_efficiency,
@@ -74,6 +86,7 @@ __all__ = [
     "GemmResult",
     "GemmSweep",
     "TimeStep",
+    "activation_quant_bytes",
     "arithmetic_intensity",
     "attainable_flops_per_s",
     "gemm",
@@ -101,6 +114,35 @@ def gemm_bytes(
     return (
         (_f(m) * _f(k) + _f(k) * _f(n) + c_passes * _f(m) * _f(n)) * bytes_per_element * _f(batch)
     )
+
+
+# The activation an FP8 linear layer quantises arrives in bf16 (2 bytes an element) and
+# leaves as FP8 (1 byte); scales are FP32 (4 bytes).
+_QUANT_IN_BYTES, _QUANT_OUT_BYTES, _SCALE_BYTES = 2.0, 1.0, 4.0
+
+
+def activation_quant_bytes(m: Any, k: Any, batch: Any = 1, scheme: str = "per-tensor") -> Any:
+    """Bytes the kernels that quantise an M x K bf16 activation to FP8 move (vectorised).
+
+    Every pass over the input reads it (2 bytes an element); the last writes FP8 (1 byte) and
+    the FP32 scales: one per tensor, per row, or per group of elements along K
+    (:data:`~dlperf_widgets.core.assumptions.QUANT_SCHEMES`). Per-tensor: 2 + 2 + 1 = 5 bytes
+    an element; per-row and block: 3, plus their scales.
+    """
+    m, k, batch = (check_int(name, v) for name, v in (("m", m), ("k", k), ("batch", batch)))
+    check_product(("m", "k", "batch"), (m, k, batch))
+    scheme = check_choice("quantize", scheme, QUANT_SCHEMES)
+    _kernels, passes, group = QUANT_SCHEMES[scheme]
+    if not passes:
+        return 0.0 * _f(m)
+    elements = _f(m) * _f(k) * _f(batch)
+    if group == 0:
+        scales = 1.0 * _f(batch)
+    elif group < 0:
+        scales = _f(m) * _f(batch)
+    else:
+        scales = _f(m) * np.ceil(_f(k) / group) * _f(batch)
+    return elements * (passes * _QUANT_IN_BYTES + _QUANT_OUT_BYTES) + scales * _SCALE_BYTES
 
 
 def arithmetic_intensity(m: Any, n: Any, k: Any, dtype: Any = "fp16", beta: float = 0.0) -> Any:
@@ -197,6 +239,13 @@ class GemmSweep(ResultMixin):
     memory_fraction: float
     kernel_overhead_s: float
     calibration: str
+    context: str
+    cache: str
+    quantize: str
+    clock_fraction: float
+    l2_resident: Any
+    kernels: Any
+    quantize_time_s: Any
     math_time_s: Any
     memory_time_s: Any
     roofline_time_s: Any
@@ -223,11 +272,19 @@ def gemm_sweep(
     batch: Any = 1,
     beta: float = 0.0,
     library: str = "current",
+    context: str = DEFAULT_CONTEXT,
+    cache: str = DEFAULT_CACHE,
+    quantize: str = "none",
 ) -> GemmSweep:
     """Vectorised GEMM model: M, N, K and batch may be numpy arrays (broadcast together).
 
     ``tile='auto'`` takes, for each shape, the tile of :data:`TILE_SHAPES` with the lowest
-    predicted time (the largest tile on ties, in the order of that list).
+    predicted time (the largest tile on ties, in the order of that list). ``context`` is the
+    timing context the predicted time is for ('kernel', 'back-to-back' or 'eager', see
+    :data:`~dlperf_widgets.core.assumptions.TIMING_CONTEXTS`); ``cache`` says whether the
+    operands start in DRAM ('cold') or were just used ('warm': a working set that fits in
+    L2 moves at the L2 bandwidth). ``quantize`` adds the kernels an FP8 layer runs to
+    quantise its bf16 activation ('per-tensor', 'per-row' or 'block'; FP8 dtypes only).
     """
     m = check_int("m", m)
     n = check_int("n", n)
@@ -237,8 +294,16 @@ def gemm_sweep(
     blocks_per_sm = check_int("blocks_per_sm", blocks_per_sm, allow_array=False)
     beta = check_number("beta", beta)
     library = check_choice("library", library, LIBRARIES)
+    context = check_context(context)
+    cache = check_choice("cache", cache, CACHE_STATES)
+    quantize = check_choice("quantize", quantize, QUANT_SCHEMES)
     d = _dtype(dtype)
     g = _gpu(gpu)
+    if quantize != "none" and not d.name.startswith("fp8"):
+        raise InvalidParameter(
+            f"'quantize' must be 'none' unless the dtype is an FP8 type (got "
+            f"{describe(quantize)} with {d.name})"
+        )
     try:
         m, n, k, batch = np.broadcast_arrays(
             *(np.asarray(x, dtype=np.int64) for x in (m, n, k, batch))
@@ -290,8 +355,12 @@ def gemm_sweep(
 
     slots = g.sms * blocks_per_sm
     chosen = parse_tile(tile)
-    shapes: tuple[tuple[int, int], ...] = TILE_SHAPES if chosen is None else (chosen,)
-    shape_eff = np.array([tile_shape_efficiency(*t) for t in shapes])
+    simt = g.unit_for(d) == "cuda" if g.supports(d) else True
+    auto_shapes = SIMT_TILE_SHAPES if simt else TILE_SHAPES
+    shapes: tuple[tuple[int, int], ...] = auto_shapes if chosen is None else (chosen,)
+    r0 = SIMT_TILE_REUSE_R0 if simt else TILE_REUSE_R0
+    ref = SIMT_TILE_SHAPES[0] if simt else TILE_SHAPES[0]
+    shape_eff = np.array([tile_shape_efficiency(*t, r0, ref) for t in shapes])
     out_shape = m.shape
     mf, nf, kf, bf = (x.astype(np.float64).ravel() for x in (m, n, k, batch))
     kk = k.ravel()
@@ -301,7 +370,18 @@ def gemm_sweep(
     rate: Any = (
         (achievable_peak * align_eff).ravel() if np.ndim(align_eff) else achievable_peak * align_eff
     )
-    base_memory_time = nbytes.ravel() / bw_real
+    # The L2 term (core.assumptions.L2_USABLE_FRACTION): a warm working set that fits in L2
+    # moves at the L2 bandwidth.
+    bw_at: Any = bw_real
+    l2_resident = np.zeros(np.shape(nbytes), dtype=bool)
+    if cache == "warm" and g.l2_bandwidth_bytes_per_s and g.l2_bytes:
+        l2_resident = nbytes <= L2_USABLE_FRACTION * g.l2_bytes
+        if l2_resident.any():
+            l2_bw = max(bw, g.l2_bandwidth_bytes_per_s) * cal.memory_fraction
+            bw_at = np.where(l2_resident, l2_bw, bw_real).ravel()
+    base_memory_time = nbytes.ravel() / bw_at
+    # a tile's fixed cost (prologue, epilogue) in steps of K (data/achievable.csv, epilogue_k)
+    epilogue_k = cal.epilogue_k
 
     tms = np.array([t[0] for t in shapes], dtype=np.float64)
     tns = np.array([t[1] for t in shapes], dtype=np.float64)
@@ -336,13 +416,14 @@ def gemm_sweep(
             tiles *= split
         launched = np.ceil(tiles / slots, out=tiles)
         launched *= slots * 2.0 * tm * tn
-        launched *= kf[sel] if plain else np.ceil(kf[sel] / split)
+        launched *= (kf[sel] if plain else np.ceil(kf[sel] / split)) + epilogue_k
         r = rate[sel] if np.ndim(rate) else rate
         math = launched / (r * shape_eff[idx])
         memory = base_memory_time[sel]
         if not plain:  # FP32 partial sums written by every K slice and read back
             partial = 2.0 * (split > 1) * split * mf[sel] * nf[sel] * bf[sel]
-            memory = memory + partial * (SPLIT_K_ACCUMULATOR_BYTES / bw_real)
+            b = bw_at[sel] if np.ndim(bw_at) else bw_at
+            memory = memory + partial * SPLIT_K_ACCUMULATOR_BYTES / b
         return math, memory
 
     # Plain tiles all move the same bytes, so the fastest is the one with the least math
@@ -356,8 +437,15 @@ def gemm_sweep(
         np.minimum(best_math, t, out=best_math)
     best_memory = base_memory_time.copy()
     best_split = np.ones_like(best_idx)
+    # fixed cost of the first kernel in the timing context; a split K adds a reduction
+    # kernel, queued right behind it, so it costs the back-to-back fixed cost
+    fixed_cost = cal.fixed_cost_s(context)
+    queued_cost = cal.fixed_cost_s("back-to-back")
+    best_kernels = np.ones(best_idx.shape, dtype=np.int64)
     # Split-K, tile shape by tile shape, only where that shape leaves SMs idle without it.
     deep = kk >= 2 * LATENCY_SPLIT_K_DEPTH
+    if simt:  # batched SIMT GEMMs run whole K per tile (core.tiles.SIMT_TILE_SHAPES)
+        deep &= bf == 1
     for i in range(len(shapes)):
         plain_tiles = np.ceil(mf / tms[i]) * np.ceil(nf / tns[i]) * bf
         cand = np.nonzero((plain_tiles < slots) & deep)[0]
@@ -366,28 +454,60 @@ def gemm_sweep(
             if not cand.size:
                 break
             t_math, t_mem = _time(i, split, cand)
-            better = overlap_time(t_math, t_mem) < overlap_time(best_math[cand], best_memory[cand])
+            better = overlap_time(t_math, t_mem) + queued_cost < (
+                overlap_time(best_math[cand], best_memory[cand])
+                + (best_kernels[cand] - 1) * queued_cost
+            )
             pick = cand[better]
             best_math[pick], best_memory[pick] = t_math[better], t_mem[better]
-            best_idx[pick], best_split[pick] = i, split
+            best_idx[pick], best_split[pick], best_kernels[pick] = i, split, 2
 
     # Thin outputs: a matrix-vector style kernel (core.assumptions, THIN_*), where it is faster.
     thin_dim = np.minimum(mf, nf)
-    thin = np.nonzero(thin_dim <= THIN_OUTPUT_MAX)[0] if chosen is None else np.array([], int)
+    thin_ok = (thin_dim <= THIN_OUTPUT_MAX) & ~(simt & (bf > 1))
+    thin = np.nonzero(thin_ok)[0] if chosen is None else np.array([], int)
     best_gemv = np.zeros(best_idx.shape, dtype=bool)
     if thin.size:
         padded = np.ceil(thin_dim[thin] / THIN_OUTPUT_PAD) * THIN_OUTPUT_PAD
         r = rate[thin] if np.ndim(rate) else rate
         t_math = flops.ravel()[thin] * (padded / thin_dim[thin]) / r
         t_mem = base_memory_time[thin]
-        better = overlap_time(t_math, t_mem) < overlap_time(best_math[thin], best_memory[thin])
+        # A true matrix-vector product (the thin side within one vector width) runs one
+        # kernel that spreads its rows over the SMs; a wider thin output, or a K deeper than
+        # the long side, is split along K when too few row blocks would occupy the SMs, and
+        # the slices are summed by a second kernel (core.assumptions, split-K).
+        long_dim = np.maximum(mf, nf)[thin]
+        long_blocks = np.ceil(long_dim / THIN_TILE) * bf[thin]
+        split_thin = (thin_dim[thin] > THIN_OUTPUT_PAD) | (kf[thin] > long_dim)
+        kernels = np.where(
+            split_thin & (long_blocks < slots) & (kk[thin] >= 2 * LATENCY_SPLIT_K_DEPTH), 2, 1
+        )
+        better = overlap_time(t_math, t_mem) + (kernels - 1) * queued_cost < (
+            overlap_time(best_math[thin], best_memory[thin])
+            + (best_kernels[thin] - 1) * queued_cost
+        )
         pick = thin[better]
         best_math[pick], best_memory[pick] = t_math[better], t_mem[better]
         best_split[pick] = 1
+        best_kernels[pick] = kernels[better]
         best_gemv[pick] = True
 
     work_time = overlap_time(best_math, best_memory)
-    best_time = work_time + cal.kernel_overhead_s
+    best_time = work_time + fixed_cost + queued_cost * (best_kernels - 1)
+    # An FP8 layer's activation quantisation: its own kernels, each with the context's fixed
+    # cost, moving activation_quant_bytes at the bandwidth the GEMM's bytes move at.
+    quant_time: Any = 0.0
+    if quantize != "none":
+        q_bytes = np.asarray(activation_quant_bytes(m, k, batch, quantize), dtype=np.float64)
+        quant_kernels = QUANT_SCHEMES[quantize][0]
+        # one block per row, in waves of QUANT_BLOCKS_PER_SM blocks per SM (core.assumptions)
+        row_waves = np.ceil(mf * bf / (QUANT_BLOCKS_PER_SM * g.sms))
+        quant_time = (
+            quant_kernels
+            * (QUANT_KERNEL_FIXED_SHARE * queued_cost + row_waves * QUANT_BLOCK_WAVE_S)
+            + q_bytes.ravel() / bw_at
+        )
+        best_time = best_time + quant_time
     tm_sel = tms[best_idx].astype(np.int64)
     tn_sel = tns[best_idx].astype(np.int64)
     best_tiles = (-(-m.ravel() // tm_sel)) * (-(-n.ravel() // tn_sel)) * batch.ravel() * best_split
@@ -425,7 +545,7 @@ def gemm_sweep(
     # per kernel ('latency'). It can differ from the guide's limiter: tile and wave
     # quantization can stretch the math time past the memory time below the ridge.
     time_code = np.where(best_math >= memory_time, 0, 1)
-    time_code[np.maximum(best_math, memory_time) < cal.kernel_overhead_s] = 2
+    time_code[np.maximum(best_math, memory_time) < fixed_cost] = 2
     time_lim = _LIMITER_NAMES[time_code]
     # Where measured GEMMs of the same regime fell around the prediction (core.uncertainty).
     band = error_band_for(g, d, time_code, best_time, cal.basis)
@@ -456,8 +576,15 @@ def gemm_sweep(
         alignment_efficiency=align_eff,
         math_fraction=cal.math_fraction,
         memory_fraction=cal.memory_fraction,
-        kernel_overhead_s=cal.kernel_overhead_s,
+        kernel_overhead_s=fixed_cost,
         calibration=cal.basis,
+        context=context,
+        cache=cache,
+        quantize=quantize,
+        clock_fraction=cal.clock_fraction,
+        l2_resident=l2_resident,
+        kernels=_shaped(best_kernels),
+        quantize_time_s=_shaped(quant_time) if np.ndim(quant_time) else quant_time,
         math_time_s=best_math,
         memory_time_s=memory_time,
         roofline_time_s=_shaped(roof_time),
@@ -493,7 +620,9 @@ class GemmResult(ResultMixin):
     GPU's ops:byte ratio); ``time_limiter`` says which term is the largest part of
     ``predicted_time_s`` (math, memory, or 'latency' when the kernel's fixed cost outweighs
     both) once tile, wave and alignment effects are counted. ``roofline_time_s`` is the
-    guide's ideal time; :meth:`steps` walks from it to the prediction. ``time_low_s`` to
+    guide's ideal time; :meth:`steps` walks from it to the prediction. ``context`` is the
+    timing context ``predicted_time_s`` is for, and ``kernel_overhead_s`` the fixed cost per
+    kernel in that context (the host's launch overhead included when it is 'eager'). ``time_low_s`` to
     ``time_high_s`` is the band measured GEMMs of the same regime fell in around such a
     prediction, and ``band_basis`` says what it rests on (:mod:`~dlperf_widgets.core.uncertainty`).
     """
@@ -526,6 +655,13 @@ class GemmResult(ResultMixin):
     memory_fraction: float
     kernel_overhead_s: float
     calibration: str
+    context: str
+    cache: str
+    quantize: str
+    clock_fraction: float
+    l2_resident: bool
+    kernels: int
+    quantize_time_s: float
     math_time_s: float
     memory_time_s: float
     roofline_time_s: float
@@ -545,6 +681,7 @@ class GemmResult(ResultMixin):
         "memory_time_s": "s",
         "roofline_time_s": "s",
         "kernel_overhead_s": "s",
+        "quantize_time_s": "s",
         "predicted_time_s": "s",
         "time_low_s": "s",
         "time_high_s": "s",
@@ -566,12 +703,14 @@ class GemmResult(ResultMixin):
            ``memory_fraction`` of the bandwidth (what real GPUs sustain);
         4. ``tile``, ``wave``, ``tile_shape``, ``alignment``: the math time divided by each
            efficiency in turn (quantization, tile reuse, misalignment);
-        5. ``split_k`` (when the K dimension is split): whole K slices per wave and FP32
-           partial sums;
+        5. ``l2`` (a warm working set that fits in L2): its bytes at the L2 bandwidth;
+           ``split_k`` (when the K dimension is split): whole K slices per wave and FP32
+           partial sums, or else ``epilogue``: each tile's fixed cost along K;
         6. ``overlap``: math and data movement do not overlap perfectly
            (:func:`overlap_time`);
-        7. ``overhead``: the fixed cost of the kernel. The last step equals
-           ``predicted_time_s``.
+        7. ``quantize`` (an FP8 layer): the activation's quantisation kernels;
+        8. ``overhead``: the fixed cost of the kernel in its timing context. The last step
+           equals ``predicted_time_s``.
 
         The order is a choice and the split between steps depends on it; the total does not.
         """
@@ -595,9 +734,15 @@ class GemmResult(ResultMixin):
         ):
             math = math / eff
             add(name, eff, max(math, memory))
+        if self.l2_resident:
+            add("l2", None, max(math, self.memory_time_s))
         if self.split_k > 1:
             add("split_k", None, max(self.math_time_s, self.memory_time_s))
+        elif abs(self.math_time_s - math) > 1e-9 * math:  # the tiles' fixed cost along K
+            add("epilogue", None, max(self.math_time_s, self.memory_time_s))
         add("overlap", None, overlap_time(self.math_time_s, self.memory_time_s))
+        if self.quantize_time_s:
+            add("quantize", None, out[-1].time_s + self.quantize_time_s)
         add("overhead", None, self.predicted_time_s)
         return tuple(out)
 
@@ -630,7 +775,8 @@ class GemmResult(ResultMixin):
             ("time set by", self.time_limiter),
             (
                 "tile",
-                f"{self.tile}{f', split-K x{self.split_k}' if self.split_k > 1 else ''} "
+                f"{self.tile}{f', split-K x{self.split_k}' if self.split_k > 1 else ''}"
+                f"{', + a reduction kernel' if self.kernels > 1 else ''} "
                 f"({self.tiles} thread blocks, {self.waves} wave{'s' * (self.waves != 1)})",
             ),
             ("tile efficiency", f"{self.tile_efficiency:.1%}"),
@@ -641,6 +787,17 @@ class GemmResult(ResultMixin):
                 "achievable",
                 f"{self.math_fraction:.0%} of peak, {self.memory_fraction:.0%} of bandwidth, "
                 f"+{self.kernel_overhead_s * 1e6:.1f} us per kernel ({self.calibration})",
+            ),
+            ("timing context", f"{self.context}: {TIMING_CONTEXT_DESCRIPTIONS[self.context]}"),
+            (
+                "cache",
+                f"{self.cache}"
+                + (", working set read from L2" if self.l2_resident else "")
+                + (
+                    f"; sustained clock {self.clock_fraction:.0%} of boost (power limit)"
+                    if self.clock_fraction < 1
+                    else ""
+                ),
             ),
             ("predicted time", self.predicted_text()),
             ("predicted throughput", format_quantity(self.predicted_flops_per_s, "FLOP/s")),
@@ -677,6 +834,9 @@ def gemm(
     batch: int = 1,
     beta: float = 0.0,
     library: str = "current",
+    context: str = DEFAULT_CONTEXT,
+    cache: str = DEFAULT_CACHE,
+    quantize: str = "none",
 ) -> GemmResult:
     """Model one GEMM: cost, arithmetic intensity, limiter, tiles, waves, time, findings.
 
@@ -690,30 +850,66 @@ def gemm(
                 f"'{name}' must be a single integer here; use gemm_sweep() for arrays "
                 f"(got an array)"
             )
-    s = gemm_sweep(
-        m,
-        n,
-        k,
-        dtype=dtype,
-        gpu=gpu,
+    m, n, k, batch = (
+        check_int(name, v) for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch))
+    )
+    check_product(("m", "n", "k", "batch"), (m, n, k, batch))
+    d = _dtype(dtype)
+    g = _gpu(gpu)
+    # The guide's rule (Get Started 2.3): size tweaks help math-bound operations only; the
+    # guide's limiter needs no tiles, so the findings come first and every fix they suggest
+    # is modelled in the same vectorised call as the GEMM itself.
+    beta_checked = check_number("beta", beta)
+    ai = gemm_flops(m, n, k, batch) / gemm_bytes(m, n, k, d.bytes_per_element, batch, beta_checked)
+    code = _limiter_codes(
+        np.atleast_1d(ai),
+        g.ops_per_byte(d),
+        np.atleast_1d(_parallel_blocks(m, n, k, batch)),
+        g.sms,
+    )
+    findings = alignment_findings(
+        {"m": m, "n": n, "k": k}, d, g, library=library, memory_bound=int(code[0]) != 0
+    )
+    if g.architecture == "cpu":  # a CPU entry (live.calibrate): GPU alignment rules do not apply
+        findings = []
+    fixable = [
+        i
+        for i, f in enumerate(findings)
+        if f.suggested_value is not None and f.parameter in ("m", "n", "k")
+    ]
+    dims = {
+        x: np.full(1 + len(fixable), v, dtype=np.int64) for x, v in (("m", m), ("n", n), ("k", k))
+    }
+    for j, i in enumerate(fixable, start=1):
+        dims[findings[i].parameter][j] = int(findings[i].suggested_value or 0)
+    every = gemm_sweep(
+        dims["m"],
+        dims["n"],
+        dims["k"],
+        dtype=d.name,
+        gpu=g,
         tile=tile,
         blocks_per_sm=blocks_per_sm,
         batch=batch,
-        beta=beta,
+        beta=beta_checked,
         library=library,
+        context=context,
+        cache=cache,
+        quantize=quantize,
     )
-    g = _gpu(gpu)
-    findings = alignment_findings(
-        {"m": int(s.m), "n": int(s.n), "k": int(s.k)},
-        s.dtype,
-        g,
-        library=library,
-        # The guide's rule (Get Started 2.3): size tweaks help math-bound operations only.
-        memory_bound=str(s.limiter) != "math",
-    )
-    findings = [_with_times(f, s, g, tile, blocks_per_sm, batch, beta, library) for f in findings]
-    if g.architecture == "cpu":  # a CPU entry (live.calibrate): GPU alignment rules do not apply
-        findings = []
+    s = _first(every)
+    before = float(s.predicted_time_s)
+    for j, i in enumerate(fixable, start=1):
+        f = findings[i]
+        after_s = float(np.asarray(every.predicted_time_s)[j])
+        # A 'warning' promises time back: one whose fix gains nothing in the model is advice
+        # only.
+        severity = (
+            "info" if f.severity == "warning" and after_s >= before * (1 - 1e-9) else f.severity
+        )
+        findings[i] = Finding(
+            severity, f.parameter, f.message, f.fix, f.value, f.suggested_value, before, after_s
+        )
     return GemmResult(
         m=int(s.m),
         n=int(s.n),
@@ -743,6 +939,13 @@ def gemm(
         memory_fraction=float(s.memory_fraction),
         kernel_overhead_s=float(s.kernel_overhead_s),
         calibration=s.calibration,
+        context=s.context,
+        cache=s.cache,
+        quantize=s.quantize,
+        clock_fraction=float(s.clock_fraction),
+        l2_resident=bool(s.l2_resident),
+        kernels=int(s.kernels),
+        quantize_time_s=float(s.quantize_time_s),
         math_time_s=float(s.math_time_s),
         memory_time_s=float(s.memory_time_s),
         roofline_time_s=float(s.roofline_time_s),
@@ -755,36 +958,11 @@ def gemm(
     )
 
 
-def _with_times(
-    f: Finding, s: GemmSweep, g: Gpu, tile: Any, bps: int, batch: int, beta: float, library: str
-) -> Finding:
-    """Attach the predicted time before and after applying the finding's fix."""
-    if f.suggested_value is None or f.parameter not in ("m", "n", "k"):
-        return f
-    dims = {"m": int(s.m), "n": int(s.n), "k": int(s.k)}
-    dims[f.parameter] = f.suggested_value
-    after = gemm_sweep(
-        dims["m"],
-        dims["n"],
-        dims["k"],
-        dtype=s.dtype,
-        gpu=g,
-        tile=tile,
-        blocks_per_sm=bps,
-        batch=batch,
-        beta=beta,
-        library=library,
-    )
-    before, after_s = float(s.predicted_time_s), float(after.predicted_time_s)
-    # A 'warning' promises time back: one whose fix gains nothing in the model is advice only.
-    severity = "info" if f.severity == "warning" and after_s >= before * (1 - 1e-9) else f.severity
-    return Finding(
-        severity,
-        f.parameter,
-        f.message,
-        f.fix,
-        f.value,
-        f.suggested_value,
-        before,
-        after_s,
-    )
+def _first(s: GemmSweep) -> GemmSweep:
+    """The first GEMM of a sweep, as a sweep of scalars."""
+    vals = {
+        f.name: (np.asarray(v).ravel()[0] if isinstance(v, np.ndarray) else v)
+        for f in fields(s)
+        for v in (getattr(s, f.name),)
+    }
+    return GemmSweep(**vals)

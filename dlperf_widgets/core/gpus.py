@@ -92,6 +92,9 @@ class Gpu(ResultMixin):
     source: str = ""
     notes: str = ""
     peaks: tuple[Peak, ...] = field(default=(), repr=False)
+    base_clock_mhz: float | None = None
+    tdp_w: float | None = None
+    l2_bandwidth_bytes_per_s: float | None = None
 
     # -- derived figures -------------------------------------------------------------
     def _best(self, dtype_name: str, sparse: bool = False) -> Peak | None:
@@ -190,7 +193,10 @@ class Gpu(ResultMixin):
             "sms": self.sms,
             "boost_clock_mhz": self.boost_clock_mhz,
             "tensor_clock_mhz": self.tensor_clock_mhz,
+            "base_clock_mhz": self.base_clock_mhz,
+            "tdp_w": self.tdp_w,
             "l2_bytes": self.l2_bytes,
+            "l2_bandwidth_bytes_per_s": self.l2_bandwidth_bytes_per_s,
             "memory_bytes": self.memory_bytes,
             "memory_bandwidth_bytes_per_s": self.memory_bandwidth_bytes_per_s,
             "peak_flops_per_s": self.peak_flops_per_s,
@@ -216,6 +222,12 @@ class Gpu(ResultMixin):
         ]
         if self.tensor_clock_mhz:
             rows.insert(2, ("Tensor Core clock", f"{self.tensor_clock_mhz:g} MHz"))
+        if self.base_clock_mhz:
+            rows.insert(1, ("base clock", f"{self.base_clock_mhz:g} MHz"))
+        if self.tdp_w:
+            rows.append(("board power limit", f"{self.tdp_w:g} W"))
+        if self.l2_bandwidth_bytes_per_s:
+            rows.append(("L2 bandwidth", format_quantity(self.l2_bandwidth_bytes_per_s, "B/s")))
         for d in self.dtypes():
             rows.append(
                 (
@@ -292,18 +304,33 @@ def _database() -> dict[str, Gpu]:
             source=row["source"],
             notes=row["notes"],
             peaks=_build_peaks(row["name"], row["architecture"], sms, boost, tclock),
+            base_clock_mhz=_opt_float(row.get("base_clock_mhz")),
+            tdp_w=_opt_float(row.get("tdp_w")),
+            l2_bandwidth_bytes_per_s=_opt_float(row.get("l2_bandwidth_gb_per_s"), 1e9),
         )
     return db
+
+
+def _opt_float(text: str | None, scale: float = 1.0) -> float | None:
+    return float(text) * scale if text else None
 
 
 _custom: dict[str, Gpu] = {}
 
 
+_index_cache: dict[str, Any] = {}
+
+
 def _index() -> dict[str, Gpu]:
+    # built once per set of custom GPUs (register_gpu adds to _custom)
+    key = tuple((name, id(g)) for name, g in _custom.items())
+    if _index_cache.get("key") == key:
+        return _index_cache["index"]
     index: dict[str, Gpu] = {}
     for g in list(_database().values()) + list(_custom.values()):
-        for key in (g.name, *g.aliases):
-            index[_norm(key)] = g
+        for alias in (g.name, *g.aliases):
+            index[_norm(alias)] = g
+    _index_cache.update(key=key, index=index)
     return index
 
 

@@ -19,6 +19,7 @@ from .errors import InvalidParameter
 from .results import ResultMixin
 
 __all__ = [
+    "SIMT_TILE_SHAPES",
     "TILE_SHAPES",
     "TileWave",
     "parse_tile",
@@ -41,6 +42,23 @@ TILE_SHAPES: tuple[tuple[int, int], ...] = (
     (128, 64),
     (64, 128),
     (64, 64),
+)
+
+# The tiles of cuBLAS's SIMT (CUDA-core) SGEMM kernels, largest first: the names of the
+# kernels it launched for NeuSight's FP32 GEMMs (ampere_sgemm_128x128_nn, volta_sgemm_128x64_tn,
+# ..._32x32_sliced1x4_tn, sm80_xmma_gemm_..._tilesize64x64x8_...; the shipped neusight_*
+# traces keep each row's kernel). Batched calls (torch.bmm) ran every batch entry as whole-K
+# tiles (grid z = batch in every profiled call: no split-K, no matrix-vector kernel), so
+# the model offers neither to a batched SIMT GEMM.
+SIMT_TILE_SHAPES: tuple[tuple[int, int], ...] = (
+    (128, 128),
+    (128, 64),
+    (64, 128),
+    (128, 32),
+    (32, 128),
+    (64, 64),
+    (64, 32),
+    (32, 32),
 )
 
 
@@ -71,14 +89,18 @@ def parse_tile(tile: Any) -> tuple[int, int] | None:
 # Operand reuse makes larger tiles more efficient: see core.assumptions.TILE_REUSE_R0.
 
 
-def tile_shape_efficiency(tile_m: int, tile_n: int) -> float:
-    """Throughput of a tile shape relative to 256x128, from its operand reuse (see above)."""
+def tile_shape_efficiency(
+    tile_m: int, tile_n: int, r0: float = TILE_REUSE_R0, reference: tuple[int, int] = (256, 128)
+) -> float:
+    """Throughput of a tile shape relative to ``reference`` (256x128, the largest Tensor Core
+    tile; 128x128, the largest SIMT tile), from its operand reuse (see above; ``r0``:
+    :data:`~dlperf_widgets.core.assumptions.SIMT_TILE_REUSE_R0` for SIMT kernels)."""
 
     def busy(a: int, b: int) -> float:
         r = a * b / (a + b)
-        return r / (r + TILE_REUSE_R0)
+        return r / (r + r0)
 
-    return min(1.0, busy(tile_m, tile_n) / busy(256, 128))
+    return min(1.0, busy(tile_m, tile_n) / busy(*reference))
 
 
 def _ceil_div(a: Any, b: Any) -> Any:

@@ -62,6 +62,7 @@ NAME_RULES: tuple[tuple[str, str], ...] = (
     (r"\bA100\b.*\bPCIe\b.*\b80GB\b|\bA100\b.*\b80GB\b.*\bPCIe\b", "A100-PCIe-80GB"),
     (r"\bA100\b.*\bSXM4?\b.*\b80GB\b", "A100-SXM4-80GB"),
     (r"\bA100\b.*\bSXM4?\b.*\b40GB\b", "A100-SXM4-40GB"),
+    (r"\bA100\b.*\bPCIe\b.*\b40GB\b", "A100-PCIe-40GB"),
     (r"\bV100\b.*\bSXM2\b.*\b32GB\b", "V100-SXM2-32GB"),
     (r"\bV100\b.*\bSXM2\b.*\b16GB\b", "V100-SXM2-16GB"),
     (r"\bB200\b", "B200"),

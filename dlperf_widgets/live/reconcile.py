@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core._validate import check_number
+from ..core.assumptions import DEFAULT_CACHE, DEFAULT_CONTEXT
 from ..core.errors import InvalidParameter
 from ..core.gemm import GemmResult, gemm
 from ..core.gpus import Gpu
@@ -49,12 +50,15 @@ EFFECTS = (
     "wave",
     "tile_shape",
     "alignment",
+    "l2",
     "split_k",
+    "epilogue",
     "overlap",
+    "quantize",
     "overhead",
     "unexplained",
 )
-MODEL_EFFECTS = EFFECTS[2:10]
+MODEL_EFFECTS = EFFECTS[2:-1]
 
 
 def roofline_time_s(model: GemmResult) -> float:
@@ -229,14 +233,29 @@ def reconcile_gemm(
     batch: int = 1,
     beta: float = 0.0,
     measured_time_s: float | None = None,
+    context: str = DEFAULT_CONTEXT,
+    cache: str = DEFAULT_CACHE,
+    quantize: str = "none",
 ) -> Reconciliation:
-    """:func:`reconcile` for a GEMM given by its sizes (the model is run here).
+    """:func:`reconcile` for a GEMM given by its sizes (the model is run here), in the timing
+    context, cache state and FP8 recipe the measurement was taken in (like with like).
 
     >>> r = reconcile_gemm(8192, 8192, 8192, dtype="fp16", gpu="A100")
     >>> r.roofline_time_s <= r.predicted_time_s
     True
     """
-    model = gemm(m, n, k, dtype=dtype, gpu=gpu, batch=batch, beta=beta)
+    model = gemm(
+        m,
+        n,
+        k,
+        dtype=dtype,
+        gpu=gpu,
+        batch=batch,
+        beta=beta,
+        context=context,
+        cache=cache,
+        quantize=quantize,
+    )
     return reconcile(model, measured_time_s)
 
 

@@ -19,6 +19,7 @@ import csv
 import functools
 import io
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -28,6 +29,8 @@ from typing import Any
 import numpy as np
 
 from ..core._validate import check_choice, describe
+from ..core.assumptions import CACHE_STATES, DEFAULT_CACHE, DEFAULT_CONTEXT
+from ..core.calibration import check_context
 from ..core.dtypes import dtype as _dtype
 from ..core.errors import DlperfError, InvalidParameter, UnknownGPU
 from ..core.gemm import gemm_sweep
@@ -41,15 +44,20 @@ __all__ = [
     "COLUMNS",
     "SCHEMA",
     "ModelErrorReport",
+    "TileAgreement",
     "Trace",
     "TraceOverlay",
     "TraceReconciliation",
+    "kernel_tile",
     "list_traces",
     "load_trace",
     "measured_along",
     "measured_gemms",
     "model_error_report",
+    "model_options",
+    "predict_rows",
     "reconcile_trace",
+    "tile_agreement",
     "trace_overlay",
     "write_trace",
 ]
@@ -73,6 +81,8 @@ COLUMNS = (
     "predicted_time_s",
     "roofline_time_s",
     "beta",
+    "context",
+    "cache",
 )
 _NUMERIC = {
     "m": int,
@@ -110,6 +120,13 @@ SCHEMA = """\
 #   roofline_time_s       max(flops / peak, bytes / bandwidth) for the same GPU (blank: none)
 #   beta                  the GEMM's beta: C is read as well as written when it is not 0
 #                         (blank: 0)
+#   context               timing context: kernel (one kernel timed on the device: CUPTI, or
+#                         CUDA events with the launch hidden), back-to-back (a stream or a
+#                         CUDA graph, time per kernel) or eager (one call timed from the host,
+#                         launch included); blank: the provenance line 'context', else kernel
+#   cache                 warm (the same operands were used just before: repeated calls on
+#                         the same tensors) or cold (operands from DRAM; the kit's timer
+#                         flushes L2); blank: the provenance line 'cache', else cold
 """
 
 _DATA = "data"
@@ -209,9 +226,13 @@ def parse_trace(text: str, name: str = "trace") -> Trace:
     ]
     if missing:
         raise DlperfError(f"trace {name!r} lacks the column(s) {', '.join(missing)}")
+    default_context = check_context(provenance.get("context") or DEFAULT_CONTEXT)
+    default_cache = check_choice("cache", provenance.get("cache") or DEFAULT_CACHE, CACHE_STATES)
     rows = []
     for raw in reader:
         row = {c: _parse_value(c, raw.get(c) or "") for c in COLUMNS}
+        row["context"] = check_context(row["context"] or default_context)
+        row["cache"] = check_choice("cache", row["cache"] or default_cache, CACHE_STATES)
         for extra in set(raw) - set(COLUMNS):
             if extra is not None:
                 row[extra] = raw[extra]
@@ -302,6 +323,39 @@ def _gemm_rows(trace: Trace, suite: str | None, dtype: str | None) -> list[dict[
     ]
 
 
+def model_options(row: Mapping[str, Any]) -> dict[str, Any]:
+    """How the model must be run to compare like with like with a measured row: its beta,
+    timing context, cache state and (FP8 layers) activation quantisation (``params``
+    'quantize=...')."""
+    params = dict(p.split("=", 1) for p in str(row.get("params") or "").split(";") if "=" in p)
+    return {
+        "beta": float(row.get("beta") or 0.0),
+        "context": row.get("context") or DEFAULT_CONTEXT,
+        "cache": row.get("cache") or DEFAULT_CACHE,
+        "quantize": params.get("quantize", "none"),
+    }
+
+
+def predict_rows(rows: list[dict[str, Any]], g: Gpu) -> tuple[np.ndarray, np.ndarray]:
+    """The model's predicted and the plain roofline's time for GEMM rows, in row order, each
+    run in the row's own context (:func:`model_options`), vectorised per group of options."""
+    predicted = np.full(len(rows), np.nan)
+    roof = np.full(len(rows), np.nan)
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, r in enumerate(rows):
+        key = (r["dtype"], *model_options(r).items())
+        groups.setdefault(key, []).append(i)
+    for (dt, *opts), idx in groups.items():
+        sel = [rows[i] for i in idx]
+        m, n, k, b = (
+            np.array([r[c] or 1 for r in sel], dtype=np.int64) for c in ("m", "n", "k", "batch")
+        )
+        s = gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b, **dict(opts))
+        predicted[idx] = np.asarray(s.predicted_time_s, dtype=np.float64)
+        roof[idx] = np.asarray(s.roofline_time_s, dtype=np.float64)
+    return predicted, roof
+
+
 def trace_overlay(trace: Trace | str, suite: str, *, dtype: str | None = None) -> TraceOverlay:
     """The GEMM rows of one suite (and dtype: the suite's first when None) beside the model."""
     if not isinstance(trace, Trace):
@@ -325,9 +379,12 @@ def trace_overlay(trace: Trace | str, suite: str, *, dtype: str | None = None) -
     order = np.argsort({"m": m, "n": n, "k": k}[x_name], kind="stable")
     m, n, k, batch = m[order], n[order], k[order], batch[order]
     measured = np.array([rows[i]["measured_time_s"] for i in order], dtype=np.float64)
-    beta = float(rows[order[0]].get("beta") or 0.0)
-    model = gemm_sweep(m, n, k, dtype=str(dtype), gpu=g, batch=batch, beta=beta)
+    model = gemm_sweep(
+        m, n, k, dtype=str(dtype), gpu=g, batch=batch, **model_options(rows[order[0]])
+    )
     flops = np.asarray(model.flops, dtype=np.float64)
+    # each row in its own context and cache state
+    predicted = predict_rows([rows[i] for i in order], g)[0]
     # plain roofline: FLOPs at peak or bytes at the datasheet DRAM bandwidth
     roof_time = np.asarray(model.roofline_time_s, dtype=np.float64)
     return TraceOverlay(
@@ -342,8 +399,8 @@ def trace_overlay(trace: Trace | str, suite: str, *, dtype: str | None = None) -
         k=k,
         measured_time_s=measured,
         measured_flops_per_s=flops / measured,
-        predicted_time_s=np.asarray(model.predicted_time_s),
-        predicted_flops_per_s=np.asarray(model.predicted_flops_per_s),
+        predicted_time_s=predicted,
+        predicted_flops_per_s=flops / predicted,
         roofline_flops_per_s=flops / roof_time,
         peak_flops_per_s=float(model.peak_flops_per_s),
     )
@@ -421,8 +478,8 @@ def reconcile_trace(trace: Trace | str, suite: str | None = None) -> TraceReconc
                     dtype=r["dtype"],
                     gpu=g,
                     batch=r["batch"] or 1,
-                    beta=r.get("beta") or 0.0,
                     measured_time_s=measured,
+                    **model_options(r),
                 )
             except DlperfError:
                 rec = None
@@ -440,6 +497,7 @@ def reconcile_trace(trace: Trace | str, suite: str | None = None) -> TraceReconc
                 "k": r["k"],
                 "batch": r["batch"],
                 "params": r["params"],
+                "context": r["context"],
                 "measured_time_s": measured,
                 "predicted_time_s": predicted,
                 "roofline_time_s": roofline,
@@ -467,8 +525,9 @@ class ModelErrorReport(ResultMixin):
     """The model and a plain roofline against every GEMM of some traces.
 
     ``groups`` holds one dict per (trace, GPU, dtype): the keys of :class:`ErrorSummary`
-    plus ``trace``, ``gpu`` and ``dtype``; ``overall`` summarises every GEMM together.
-    Predictions are recomputed with today's model, with each trace's beta.
+    plus ``trace``, ``gpu``, ``dtype`` and ``context``; ``overall`` summarises every GEMM
+    together. Predictions are recomputed with today's model, each row in its own timing
+    context, cache state and beta (:func:`model_options`): like is compared with like.
     """
 
     traces: tuple[str, ...]
@@ -484,7 +543,7 @@ class ModelErrorReport(ResultMixin):
     def table(self) -> str:
         """One line per trace, GPU and dtype."""
         head = (
-            f"{'trace':<16} {'gpu':<15} {'dtype':<5} {'GEMMs':>5}  "
+            f"{'trace':<24} {'gpu':<15} {'dtype':<8} {'context':<12} {'GEMMs':>5}  "
             f"{'model median / p90 / worst':>28}  {'roofline median / p90 / worst':>31}  "
             f"{'meas/model':>10}"
         )
@@ -499,7 +558,8 @@ class ModelErrorReport(ResultMixin):
                 f"{g['roofline_worst_error']:.1%}"
             )
             lines.append(
-                f"{g['trace']:<16} {g['gpu']:<15} {g['dtype']:<5} {g['count']:>5}  "
+                f"{g['trace']:<24} {g['gpu']:<15} {g['dtype']:<8} {g['context']:<12} "
+                f"{g['count']:>5}  "
                 f"{model:>28}  {roof:>31}  {g['median_measured_over_predicted']:>10.2f}"
             )
         return "\n".join(lines)
@@ -527,21 +587,23 @@ def model_error_report(traces: Iterable[str | Trace] | None = None) -> ModelErro
     for tr in loaded:
         g = tr.model_gpu()
         rows = _gemm_rows(tr, None, None)
-        keys = sorted({(r["dtype"], float(r.get("beta") or 0.0)) for r in rows})
-        by_dtype: dict[str, tuple[list[float], list[float], list[float]]] = {}
-        for dt, beta in keys:
-            sel = [r for r in rows if r["dtype"] == dt and float(r.get("beta") or 0.0) == beta]
-            m, n, k, b = (
-                np.array([r[c] or 1 for r in sel], dtype=np.int64) for c in ("m", "n", "k", "batch")
-            )
-            model = gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b, beta=beta)
-            acc = by_dtype.setdefault(dt, ([], [], []))
-            acc[0].extend(r["measured_time_s"] for r in sel)
-            acc[1].extend(np.asarray(model.predicted_time_s, dtype=float).tolist())
-            acc[2].extend(np.asarray(model.roofline_time_s, dtype=float).tolist())
-        for dt, (meas, pred, roof) in by_dtype.items():
+        pred_all, roof_all_tr = predict_rows(rows, g)
+        for dt in dict.fromkeys(r["dtype"] for r in rows):
+            idx = [i for i, r in enumerate(rows) if r["dtype"] == dt]
+            meas = [rows[i]["measured_time_s"] for i in idx]
+            pred = pred_all[idx].tolist()
+            roof = roof_all_tr[idx].tolist()
             summary = error_summary(meas, pred, roof)
-            groups.append({"trace": tr.name, "gpu": g.name, "dtype": dt, **summary.to_dict()})
+            contexts = ", ".join(dict.fromkeys(rows[i]["context"] for i in idx))
+            groups.append(
+                {
+                    "trace": tr.name,
+                    "gpu": g.name,
+                    "dtype": dt,
+                    "context": contexts,
+                    **summary.to_dict(),
+                }
+            )
             measured_all += meas
             predicted_all += pred
             roof_all += roof
@@ -582,6 +644,7 @@ def _measured_table(gpu_name: str, dtype_name: str) -> dict[str, Any]:
         c: np.array([r[c] or 1 for r in rows], dtype=np.int64) for c in ("m", "n", "k", "batch")
     }
     cols["beta"] = np.array([float(r.get("beta") or 0.0) for r in rows])
+    cols["context"] = np.array([r["context"] for r in rows], dtype=object)
     for c in ("measured_time_s", "flops", "bytes"):
         cols[c] = np.array([float(r[c] or 0.0) for r in rows])
     cols["traces"] = tuple(names)
@@ -591,7 +654,7 @@ def _measured_table(gpu_name: str, dtype_name: str) -> dict[str, Any]:
 def measured_gemms(gpu: str | Gpu, dtype: str) -> dict[str, Any]:
     """Every shipped GEMM measurement on ``gpu`` in ``dtype``, as arrays.
 
-    Keys: ``m``, ``n``, ``k``, ``batch``, ``beta``, ``measured_time_s``, ``flops``,
+    Keys: ``m``, ``n``, ``k``, ``batch``, ``beta``, ``context``, ``measured_time_s``, ``flops``,
     ``bytes`` (numpy arrays, one entry per measurement) and ``traces`` (the names of the
     traces they come from). Empty arrays when no trace has any.
     """
@@ -611,3 +674,97 @@ def measured_along(
         if other != dim:
             sel &= t[other] == fixed[other]
     return {"x": t[dim][sel], "time_s": t["measured_time_s"][sel], "traces": t["traces"]}
+
+
+# -- the model's tile against the one cuBLAS chose ----------------------------------------------
+_KERNEL_TILE = re.compile(r"(?:sgemm_|tilesize)(\d+)x(\d+)")
+
+
+def kernel_tile(params: str) -> tuple[int, int] | None:
+    """The output tile of the GEMM kernel a trace row names in ``params`` ('kernel=...'):
+    ``ampere_sgemm_128x64_tn`` -> (128, 64); None when the row names no kernel."""
+    for part in str(params or "").split(";"):
+        if part.startswith("kernel="):
+            hit = _KERNEL_TILE.search(part)
+            if hit:
+                return int(hit.group(1)), int(hit.group(2))
+    return None
+
+
+@dataclass(frozen=True)
+class TileAgreement(ResultMixin):
+    """How often the model picks the tile cuBLAS chose, over the rows that name a kernel.
+
+    A tile matches when its two sides are the kernel's, in either order (a column-major
+    library tiles the transposed product); ``split_k_agreement`` is the share of rows where
+    the model and cuBLAS agree on whether K is split (a grid z above 1 in an unbatched
+    call, or a reduction kernel).
+    """
+
+    traces: tuple[str, ...]
+    rows: int
+    agreement: float
+    split_k_agreement: float
+    by_trace: dict[str, float]
+
+    def _title(self) -> str:
+        return f"Model tile vs cuBLAS's choice ({self.rows} profiled GEMMs)"
+
+    def _rows(self) -> list[tuple[str, str]]:
+        out = [
+            ("same tile", f"{self.agreement:.1%}"),
+            ("same split-K choice", f"{self.split_k_agreement:.1%}"),
+        ]
+        out += [(name, f"{share:.1%}") for name, share in self.by_trace.items()]
+        return out
+
+
+def tile_agreement(traces: Iterable[str | Trace] | None = None) -> TileAgreement:
+    """The share of profiled rows (``params`` naming a kernel) where the model's tile is the
+    one cuBLAS launched; default: every shipped trace with such rows."""
+    chosen = list_traces() if traces is None else list(traces)
+    loaded = [t if isinstance(t, Trace) else load_trace(t) for t in chosen]
+    same, split_same, total = 0, 0, 0
+    by_trace: dict[str, float] = {}
+    names = []
+    for tr in loaded:
+        rows = [r for r in _gemm_rows(tr, None, None) if kernel_tile(r["params"])]
+        if not rows:
+            continue
+        g = tr.model_gpu()
+        hits = 0
+        for dt in dict.fromkeys(r["dtype"] for r in rows):
+            sel = [r for r in rows if r["dtype"] == dt]
+            m, n, k, b = (
+                np.array([r[c] or 1 for r in sel], dtype=np.int64) for c in ("m", "n", "k", "batch")
+            )
+            s = gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b)
+            for r, tile, split, kernels in zip(
+                sel,
+                np.atleast_1d(s.tile),
+                np.atleast_1d(s.split_k),
+                np.atleast_1d(s.kernels),
+                strict=True,
+            ):
+                want = kernel_tile(r["params"])
+                got = tuple(int(x) for x in str(tile).split("x")) if "x" in str(tile) else None
+                hits += got is not None and sorted(got) == sorted(want or ())
+                grid = dict(p.split("=", 1) for p in r["params"].split(";") if "=" in p).get(
+                    "grid", ""
+                )
+                z = int(grid.split("x")[-1]) if grid else 1
+                theirs = "splitkreduce" in r["params"] or ((r["batch"] or 1) == 1 and z > 1)
+                split_same += theirs == (int(split) > 1 or int(kernels) > 1)
+        same += hits
+        total += len(rows)
+        by_trace[tr.name] = hits / len(rows)
+        names.append(tr.name)
+    if not total:
+        raise InvalidParameter("'traces' must hold rows that name a GEMM kernel (got none)")
+    return TileAgreement(
+        traces=tuple(names),
+        rows=total,
+        agreement=same / total,
+        split_k_agreement=split_same / total,
+        by_trace=by_trace,
+    )

@@ -6,6 +6,7 @@ import html
 from typing import Any
 
 from ..core.alignment import LIBRARIES
+from ..core.assumptions import DEFAULT_CONTEXT, TIMING_CONTEXTS
 from ..core.gemm import GemmResult, gemm
 from ..core.gpus import Gpu
 from ..core.results import format_quantity
@@ -53,10 +54,13 @@ class GemmExplorer(Explorer):
         gpu: str | Gpu = "A100",
         tile: str = "auto",
         library: str = "current",
+        context: str = DEFAULT_CONTEXT,
     ) -> None:
         super().__init__()
         m, n, k = parse_int("M", m), parse_int("N", n), parse_int("K", k)
-        first = gemm(m, n, k, dtype=dtype, gpu=gpu, tile=tile, library=library)  # validates
+        first = gemm(
+            m, n, k, dtype=dtype, gpu=gpu, tile=tile, library=library, context=context
+        )  # validates
         gpu_dd, self._custom_gpus = gpu_dropdown(gpu)
         g = self._gpu(gpu_dd.value)
         controls = {
@@ -74,9 +78,15 @@ class GemmExplorer(Explorer):
             "library": widgets.Dropdown(
                 options=list(LIBRARIES), value=first.library, description="library"
             ),
+            # how the predicted time is timed (core.assumptions.TIMING_CONTEXTS)
+            "context": widgets.Dropdown(
+                options=list(TIMING_CONTEXTS), value=first.context, description="timing"
+            ),
         }
         self._artists: Any = None
-        self._setup(controls, rows=[["m", "n", "k"], ["dtype", "gpu", "tile", "library"]])
+        self._setup(
+            controls, rows=[["m", "n", "k"], ["dtype", "gpu", "tile", "library", "context"]]
+        )
 
     # -- Explorer --------------------------------------------------------------------------
     def _compute(self) -> GemmResult:
@@ -94,6 +104,7 @@ class GemmExplorer(Explorer):
             gpu=self._gpu(c["gpu"].value),
             tile=tile_text,
             library=c["library"].value,
+            context=c["context"].value,
         )
 
     def _render(self, result: GemmResult, changed: set[str]) -> None:

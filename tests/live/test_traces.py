@@ -201,7 +201,17 @@ def test_shipped_traces_are_complete():
     its repository, commit, file, licence, how it was timed and what is unknown. The model
     has an entry for its GPU and every row has a positive measured time."""
     names = list_traces()
-    assert {"deepbench_v100", "xla_h100-sxm"} <= set(names)
+    assert {
+        "deepbench_v100",
+        "xla_h100-sxm",
+        "aiconfigurator_h100-sxm",
+        "aiconfigurator_h200",
+        "neusight_a100-pcie-40gb",
+        "neusight_a100-pcie-80gb",
+        "neusight_h100-sxm",
+        "neusight_l4",
+        "neusight_t4",
+    } <= set(names)
     for name in names:
         t = load_trace(name)
         published = t.provenance.get("kind", "").startswith("published")
@@ -216,6 +226,9 @@ def test_shipped_traces_are_complete():
         assert all(r["measured_time_s"] > 0 for r in t.rows), name
         if published:
             assert int(t.provenance["rows"]) == len(t.rows)
+        # every row names how it was timed, so the model is run in the same context
+        assert all(r["context"] in ("kernel", "back-to-back", "eager") for r in t.rows), name
+        assert all(r["cache"] in ("cold", "warm") for r in t.rows), name
 
 
 def _record_module():
@@ -262,14 +275,16 @@ def test_record_dry_run_and_no_gpu(capsys):
 
 # -- the calibrated model against the shipped traces ---------------------------------------
 def test_calibrated_model_error_on_each_shipped_trace():
-    """On every shipped trace, by GPU and dtype: the model's median time error is at most
-    20 % (15 % over all traces) and at least 3x below the plain roofline's; the median of
-    measured / predicted is within 0.8-1.25 (the model is no longer always too fast)."""
+    """On every shipped trace together (12,726 GEMMs, in-sample: the constants were fitted to
+    these traces) the model's median time error is at most 10 % and its p90 at most 33 %
+    (8.7 % and 31.6 % when this was written: short of the 8 % / 30 % aimed at), at least 3x
+    below the plain roofline's median; by trace, GPU and dtype the median is at most 20 % and
+    the median of measured / predicted within 0.8-1.25 (the model is not always too fast)."""
     from dlperf_widgets.live.traces import model_error_report
 
     report = model_error_report()
-    assert report.overall.model_median_error <= 0.15
-    assert report.overall.model_p90_error <= 0.35
+    assert report.overall.model_median_error <= 0.10
+    assert report.overall.model_p90_error <= 0.33
     assert report.overall.roofline_median_error >= 3 * report.overall.model_median_error
     for g in report.groups:
         assert g["model_median_error"] <= 0.20, g
@@ -303,7 +318,53 @@ def test_measured_points_for_plots():
     from dlperf_widgets.live.traces import measured_along, measured_gemms
 
     t = measured_gemms("H100-SXM", "bf16")
-    assert t["m"].size == 226 and t["traces"] == ("xla_h100-sxm",)
+    assert t["m"].size == 226 + 1500
+    assert t["traces"] == ("aiconfigurator_h100-sxm", "xla_h100-sxm")
+    assert set(t["context"]) == {"back-to-back", "kernel"}
     line = measured_along("H100-SXM", "bf16", "n", 2048, 4096, 2048, 1, 8192)
-    assert list(line["x"]) == [256, 512, 2048, 4096]
+    assert 256 in list(line["x"]) and 4096 in list(line["x"])
     assert measured_gemms("A100", "fp16")["m"].size == 0
+
+
+def test_shipped_sample_is_small_and_reproducible():
+    """The shipped traces stay small (under 3 MB together), and a sampled trace says how it
+    was drawn (the seed and how many rows of how many)."""
+    folder = ROOT / "dlperf_widgets" / "live" / "data"
+    assert sum(p.stat().st_size for p in folder.glob("*.csv")) < 3_000_000
+    t = load_trace("neusight_t4")
+    assert "default_rng(20261125)" in t.provenance["sampling"]
+    assert t.provenance["context"] == "eager"
+
+
+def test_context_rule_on_every_shipped_shape():
+    """On every shipped GEMM shape, the model's eager time is at least its kernel time, which is
+    at least its back-to-back time (the host launch and the isolated kernel's ramp only add)."""
+    from dlperf_widgets.core.gemm import gemm_sweep
+
+    for name in ("xla_h100-sxm", "neusight_t4", "aiconfigurator_h200"):
+        t = load_trace(name)
+        g = t.model_gpu()
+        for dt in {r["dtype"] for r in t.rows}:
+            rows = [r for r in t.rows if r["dtype"] == dt]
+            m, n, k, b = (np.array([r[c] or 1 for r in rows]) for c in ("m", "n", "k", "batch"))
+            times = [
+                np.asarray(
+                    gemm_sweep(m, n, k, batch=b, dtype=dt, gpu=g, context=c).predicted_time_s
+                )
+                for c in ("eager", "kernel", "back-to-back")
+            ]
+            assert np.all(times[0] >= times[1]) and np.all(times[1] >= times[2]), (name, dt)
+
+
+def test_model_picks_cublas_tile_often_enough():
+    """Against the kernels cuBLAS launched for NeuSight's FP32 GEMMs (the shipped rows keep
+    each kernel's name and grid), the model picks the same tile for at least 40 % of the rows
+    and makes the same split-K choice for at least 90 %. (An agreement figure, not a
+    target: the model chooses by predicted time, cuBLAS by its own heuristics.)"""
+    from dlperf_widgets.live.traces import kernel_tile, tile_agreement
+
+    assert kernel_tile("kernel=ampere_sgemm_128x64_tn;grid=1x2x3") == (128, 64)
+    assert kernel_tile("kernel=sm80_xmma_gemm_f32f32_tilesize64x256x8_stage3") == (64, 256)
+    a = tile_agreement()
+    assert a.rows > 5000 and set(a.traces) == {n for n in list_traces() if n.startswith("neusight")}
+    assert a.agreement >= 0.40 and a.split_k_agreement >= 0.90

@@ -422,6 +422,36 @@ CLAIMS = [
         lambda: model_error_report().overall.count,
     ),
     Claim(
+        "02", "c4a1e001", r"The kit ships (\d+) GEMMs", lambda: model_error_report().overall.count
+    ),
+    Claim(
+        "02",
+        "c4a1e004",
+        r"to about (\d+) % \(`dlperf reconcile`",
+        lambda: 100 * model_error_report().overall.model_median_error,
+        rel=0.1,
+    ),
+    Claim(
+        "02", "b24dfeac", r"fitted to (\d+) published", lambda: model_error_report().overall.count
+    ),
+    Claim(
+        "02",
+        "b24dfeac",
+        r"median error about (\d+) % in-sample",
+        lambda: 100 * model_error_report().overall.model_median_error,
+        rel=0.1,
+    ),
+    Claim(
+        "02",
+        "b24dfeac",
+        r"against the roofline's (\d+) %",
+        lambda: 100 * model_error_report().overall.roofline_median_error,
+        rel=0.05,
+    ),
+    Claim(
+        "09", "c5217236", r"against the (\d+) published", lambda: model_error_report().overall.count
+    ),
+    Claim(
         "02",
         "c4a1e004",
         r"error from about (\d+) %",

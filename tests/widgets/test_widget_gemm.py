@@ -181,3 +181,19 @@ def test_predicted_time_shows_its_band(close_after):
     (_x0, y0), (_x1, y1) = w._artists.errorbars.get_segments()[0]
     assert y0 == pytest.approx(r.flops / r.time_high_s)
     assert y1 == pytest.approx(r.flops / r.time_low_s)
+
+
+def test_timing_context_dropdown_changes_only_the_fixed_cost(close_after):
+    """The 'timing' dropdown offers the core's contexts; choosing 'eager' gives the core's
+    eager prediction (the host launch added) and the table says which context it is."""
+    w = GemmExplorer(m=256, n=256, k=256, dtype="bf16", gpu="H100")
+    close_after(w)
+    dd = w.controls["context"]
+    assert list(dd.options) == ["kernel", "back-to-back", "eager"] and dd.value == "kernel"
+    dd.value = "eager"
+    expected = gemm(256, 256, 256, dtype="bf16", gpu="H100", context="eager")
+    assert w.result.predicted_time_s == expected.predicted_time_s
+    assert (
+        w.result.predicted_time_s > gemm(256, 256, 256, dtype="bf16", gpu="H100").predicted_time_s
+    )
+    assert "eager" in w.output.value

@@ -75,21 +75,29 @@ def test_constructor_validates():
 
 
 def test_roofline_overlays_shipped_measurements(close_after):
-    """On an H100 in bf16 the roofline shows the 226 measured GEMMs of the XLA table as
-    hollow diamonds at (intensity, achieved FLOP/s), all under the datasheet roof; on a V100
-    in fp16 DeepBench's 160; none on an A100."""
+    """On an H100 in bf16 the roofline shows the 1726 measured GEMMs of the XLA table (226) and
+    aiconfigurator's sample (1500) as hollow diamonds at (intensity, achieved FLOP/s), none
+    above the peak and nearly all under the DRAM roof; on a V100 in fp16 DeepBench's 160;
+    none on an A100."""
     import numpy as np
 
     from dlperf_widgets.core.gemm import attainable_flops_per_s
+    from dlperf_widgets.core.gpus import gpu
     from dlperf_widgets.widgets import Roofline
+
+    def gpu_peak(name: str, dt: str) -> float:
+        return gpu(name).peak_flops(dt)
 
     w = Roofline(gpu="H100-SXM", dtype="bf16")
     close_after(w)
     ai = np.asarray(w._artists.measured.get_xdata())
     achieved = np.asarray(w._artists.measured.get_ydata())
-    assert ai.size == 226 and w._artists.measured.get_markerfacecolor() == "none"
-    assert np.all(achieved <= attainable_flops_per_s(ai, "H100-SXM", "bf16"))
-    assert "226 GEMMs measured on a real H100-SXM" in w.output.value
+    assert ai.size == 1726 and w._artists.measured.get_markerfacecolor() == "none"
+    # none above the peak; a few of aiconfigurator's, whose operands stayed in L2 between
+    # replays, above the DRAM slope (the L2 term of the model), the rest under the roof
+    assert np.all(achieved <= gpu_peak("H100-SXM", "bf16"))
+    assert np.mean(achieved <= attainable_flops_per_s(ai, "H100-SXM", "bf16")) > 0.95
+    assert "1726 GEMMs measured on a real H100-SXM" in w.output.value
     w.controls["gpu"].value = "V100-SXM2-16GB"
     w.controls["dtype"].value = "fp16"
     assert len(w._artists.measured.get_xdata()) == 160

@@ -149,7 +149,7 @@ def test_shipped_measurements_are_overlaid_when_the_gpu_has_some(close_after):
     close_after(w)
     x = list(w._artists.measured.get_xdata())
     assert x == [256, 512, 2048, 4096]
-    assert w._artists.measured.get_label() == "measured (xla_h100-sxm)"
+    assert w._artists.measured.get_label() == "measured (aiconfigurator_h100-sxm, xla_h100-sxm)"
     assert w._artists.measured.get_marker() == "D"  # drawn unlike the model's line
     assert "measured on a real H100-SXM" in w.output.value
     w.controls["gpu"].value = "A100-SXM4-80GB"

@@ -1,0 +1,101 @@
+"""Guards the GEMM model's physical terms: L2, FP8 quantisation, power-limited clocks, SIMT."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dlperf_widgets.core import InvalidParameter, gemm, gemm_sweep, gpu
+from dlperf_widgets.core.assumptions import L2_USABLE_FRACTION, QUANT_SCHEMES
+from dlperf_widgets.core.calibration import achievable, sustained_clock_fraction
+from dlperf_widgets.core.gemm import activation_quant_bytes
+
+
+def test_l2_figures_are_the_published_ones():
+    """A100: 40 MB L2 read at 5120 bytes per clock (A100 whitepaper) x 1410 MHz = 7.22 TB/s;
+    V100: 6 MB at 2048 bytes per clock x 1530 MHz; the L2 is faster than DRAM on every GPU."""
+    a100 = gpu("A100")
+    assert a100.l2_bytes == 40 * 2**20
+    assert a100.l2_bandwidth_bytes_per_s == pytest.approx(5120 * 1410e6, rel=1e-3)
+    assert gpu("V100").l2_bandwidth_bytes_per_s == pytest.approx(2048 * 1530e6, rel=1e-3)
+    for g in ("V100", "T4", "A100", "L4", "L40S", "H100", "H200", "B200"):
+        assert gpu(g).l2_bandwidth_bytes_per_s > gpu(g).memory_bandwidth_bytes_per_s
+
+
+def test_warm_working_set_that_fits_in_l2_moves_at_l2_bandwidth():
+    """A memory-bound GEMM whose A, B and C fit in the usable L2 reads them at the L2 rate
+    when warm (its memory time shrinks by DRAM / L2 bandwidth) and at the DRAM rate when
+    cold; one too large for L2 is the same either way."""
+    g = gpu("A100")
+    m, n, k = 1024, 16, 1024  # about 2.1 MB in fp16
+    cold = gemm(m, n, k, dtype="fp16", gpu=g, cache="cold")
+    warm = gemm(m, n, k, dtype="fp16", gpu=g, cache="warm")
+    assert cold.bytes <= L2_USABLE_FRACTION * g.l2_bytes
+    assert warm.l2_resident and not cold.l2_resident
+    ratio = g.memory_bandwidth_bytes_per_s / g.l2_bandwidth_bytes_per_s
+    assert warm.memory_time_s == pytest.approx(cold.memory_time_s * ratio)
+    big = dict(m=65536, n=16, k=8192, dtype="fp16", gpu=g)
+    assert not gemm(**big, cache="warm").l2_resident
+    assert gemm(**big, cache="warm").predicted_time_s == gemm(**big).predicted_time_s
+
+
+def test_quantisation_kernel_bytes():
+    """The bytes of quantising a 4096 x 1024 bf16 activation to FP8: per-tensor reads it twice
+    (the max, then the scaling) and writes it once: (2 + 2 + 1) x 4 Mi elements + one 4-byte
+    scale; per-row reads once: 3 bytes an element + a scale per row; blocks of 128 along K:
+    3 bytes + 8 scales per row."""
+    e = 4096 * 1024
+    assert activation_quant_bytes(4096, 1024, 1, "per-tensor") == 5 * e + 4
+    assert activation_quant_bytes(4096, 1024, 1, "per-row") == 3 * e + 4 * 4096
+    assert activation_quant_bytes(4096, 1024, 1, "block") == 3 * e + 4 * 4096 * 8
+    assert activation_quant_bytes(4096, 1024, 1, "none") == 0
+
+
+def test_fp8_layer_costs_its_quantisation_kernels():
+    """An FP8 layer with per-tensor activation scaling takes the bare FP8 GEMM's time plus its
+    quantisation kernels (bytes at the achievable bandwidth and their fixed costs); quantising
+    a non-FP8 GEMM is refused with one sentence."""
+    kw = dict(dtype="fp8_e4m3", gpu="H100", context="back-to-back")
+    bare = gemm(1, 4096, 4096, **kw)
+    layer = gemm(1, 4096, 4096, quantize="per-tensor", **kw)
+    assert layer.quantize_time_s > 0
+    assert layer.predicted_time_s == pytest.approx(bare.predicted_time_s + layer.quantize_time_s)
+    assert QUANT_SCHEMES["per-tensor"][0] == 2  # a max reduction, then the scaling kernel
+    with pytest.raises(InvalidParameter, match="'quantize' must be 'none' unless the dtype"):
+        gemm(64, 64, 64, dtype="bf16", quantize="per-row")
+
+
+def test_sustained_clock_from_power_limit_and_datasheet_clocks():
+    """The clock a board holds stays between its datasheet base and boost clocks (T4: 585 and
+    1590 MHz at 70 W); more power never lowers it; the 250 W A100 PCIe 40GB holds no more
+    than the 400 W SXM4 of the same chip; power and clocks are the datasheets' figures."""
+    t4 = gpu("T4")
+    assert (t4.tdp_w, t4.base_clock_mhz, t4.boost_clock_mhz) == (70, 585, 1590)
+    for w in (0.05, 0.5, 5.0):
+        f = sustained_clock_fraction(w, t4.sms, t4.tdp_w, t4.base_clock_mhz, t4.boost_clock_mhz)
+        assert 585 / 1590 - 1e-12 <= f <= 1.0
+        more = sustained_clock_fraction(w, t4.sms, 2 * t4.tdp_w, 585, 1590)
+        assert more >= f
+    # the f^3 law: an eighth of the power at the boost clock gives half the clock
+    boost_power = 40 * 0.1 * 1.59**3
+    assert sustained_clock_fraction(0.1, 40, boost_power / 8, None, 1590) == pytest.approx(0.5)
+    pcie, sxm = achievable("A100-PCIe-40GB", "fp32"), achievable("A100-SXM4-40GB", "fp32")
+    assert gpu("A100-PCIe-40GB").tdp_w == 250 and gpu("A100-SXM4-40GB").tdp_w == 400
+    assert pcie.clock_fraction <= sxm.clock_fraction <= 1.0
+
+
+def test_ada_sgemm_does_not_reach_dual_issue_fp32():
+    """Ada's datasheet FP32 peak counts two FP32 operations per lane per clock; SGEMM kernels
+    reach at most about half of it (NeuSight's L4 never passes 0.43 of the peak): the model's
+    math fraction for Ada FP32 is at most one half."""
+    assert achievable("L4", "fp32").math_fraction <= 0.5
+    assert achievable("L40S", "fp32").math_fraction <= 0.5
+
+
+def test_batched_simt_gemm_runs_whole_k_tiles():
+    """cuBLAS ran every profiled batched FP32 GEMM as whole-K tiles (grid z = batch): the model
+    offers a batched SIMT GEMM neither split-K nor the matrix-vector kernel."""
+    s = gemm_sweep(
+        np.array([31, 33, 22]), np.array([18, 8, 51]), 870, batch=21, dtype="fp32", gpu="A100"
+    )
+    assert np.all(s.split_k == 1) and not any(t == "gemv" for t in s.tile)
