@@ -870,6 +870,13 @@ class SplitKvResult(ResultMixin):
 
     _units: ClassVar[dict[str, str]] = {"kv_bytes": "B", "time_s": "s", "split_time_s": "s"}
 
+    def _title(self) -> str:
+        return (
+            f"decode attention on {self.gpu}, batch {self.batch} x {self.kv_heads} KV heads, "
+            f"{self.context:,} keys: {self.blocks} blocks for {self.sms} SMs; split "
+            f"{self.splits} ways: {self.speedup:.2f}x"
+        )
+
 
 def split_kv(
     model: str | LlmSpec = "llama-2-7b",
