@@ -4,11 +4,10 @@ error in one short sentence, quickly; the CLI exits 2 with one line and no trace
 from __future__ import annotations
 
 import pytest
+from hostile_support import HOSTILE_NUMBERS, assert_kit_error
 
 from dlperf_widgets.cli import main
 from dlperf_widgets.core import serving as sv
-
-from hostile_support import HOSTILE_NUMBERS, assert_kit_error
 
 CALLS = {
     "kv_budget.block_size": lambda v: sv.kv_budget(block_size=v),
