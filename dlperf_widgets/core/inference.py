@@ -19,16 +19,17 @@ Weight-only quantisation stores weights as int8 or int4 with one FP16 scale per 
 weights (Frantar et al., "GPTQ", ICLR 2023; Lin et al., "AWQ", MLSys 2024; group size 128
 is their common setting) and dequantises them to FP16 inside the GEMM.
 
-Times are the kit's model: the GEMMs' math through :func:`~dlperf_widgets.core.gemm.gemm`,
-DRAM traffic through :func:`~dlperf_widgets.core.memlimited.memory_pass`. Not modelled: the
-element-wise ops between GEMMs (fused in serving engines), the softmax of attention, the
-host's launch overhead (serving engines capture decode in CUDA graphs), and workspace and
+Times are views of the kernel list (:mod:`.workload`): each phase is the kernels it runs
+(the linear layers' GEMMs, attention, norms, activations, residual adds, rotary embeddings,
+the LM head), priced kernel by kernel with the GEMM model, the achievable DRAM bandwidth and
+the calibrated attention and quantised-kernel efficiencies, in one CUDA graph per phase (as
+serving engines capture decode). So past the ridge batch the weight GEMMs turn math-bound
+one by one while attention keeps streaming the cache. Not modelled: workspace and
 activation memory (a few per cent of the weights at these sizes).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -37,11 +38,20 @@ import numpy as np
 from ._validate import check_choice, check_int, describe
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
-from .gemm import gemm_sweep, ideal_time_s
+from .gemm import ideal_time_s
 from .gpus import Gpu
 from .gpus import gpu as _gpu
-from .memlimited import memory_pass
 from .results import ResultMixin
+from .workload import (
+    MODELS,
+    LlmSpec,
+    WorkloadTime,
+    llm,
+    model_names,
+    price,
+    workload,
+    workload_constants,
+)
 
 __all__ = [
     "KV_DTYPES",
@@ -67,105 +77,6 @@ KV_DTYPES = ("fp16", "bf16", "fp8", "int8")
 
 # Bits of the per-group scale of quantised weights (one FP16 scale per group).
 SCALE_BITS = 16
-# Operations to dequantise one weight (multiply by the scale, subtract the zero point).
-DEQUANT_FLOPS_PER_WEIGHT = 2
-# A quantised GEMM dequantises each weight tile once per block of this many rows of the
-# activations (a common tile height; core.assumptions.LATENCY_TILE uses the same 64).
-DEQUANT_ROWS = 64
-# The GEMM model's smallest tile height, and the Tensor Core MMA's M (mma.m16n8k16).
-SKINNY_TILE_ROWS = 64
-MMA_ROWS = 16
-
-
-@dataclass(frozen=True)
-class LlmSpec(ResultMixin):
-    """Shape of a decoder-only transformer (as in its Hugging Face ``config.json``)."""
-
-    name: str
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    ffn: int
-    vocab: int
-    gated_mlp: bool = True
-    tied_embeddings: bool = False
-    source: str = ""
-    # Outputs of the last layer when it is not a language-model head over the vocabulary
-    # (a classifier's 2 classes on BERT); 0: the vocabulary.
-    head_vocab: int = 0
-
-    @property
-    def head_outputs(self) -> int:
-        """Outputs of the final linear layer: ``head_vocab``, else the vocabulary."""
-        return self.head_vocab or self.vocab
-
-    def linears(self) -> list[tuple[str, int, int]]:
-        """(name, out features N, in features K) of one layer's linear layers."""
-        q = self.heads * self.head_dim
-        kv = self.kv_heads * self.head_dim
-        mlp_in = ("gate+up", 2 * self.ffn, self.hidden) if self.gated_mlp else None
-        rows = [
-            ("qkv", q + 2 * kv, self.hidden),
-            ("out", self.hidden, q),
-            mlp_in or ("up", self.ffn, self.hidden),
-            ("down", self.hidden, self.ffn),
-        ]
-        return rows
-
-    @property
-    def linear_params(self) -> int:
-        """Weights of the linear layers of all layers (the part that is quantised)."""
-        return self.layers * sum(n * k for _, n, k in self.linears())
-
-    @property
-    def embedding_params(self) -> int:
-        """Token embedding and (when not tied) the output projection (LM head)."""
-        head = 0 if self.tied_embeddings else self.head_outputs
-        return (self.vocab + head) * self.hidden
-
-    @property
-    def params(self) -> int:
-        """All weights, counting the RMSNorm / LayerNorm scales (two per layer and a final one)."""
-        norms = (2 * self.layers + 1) * self.hidden
-        return self.linear_params + self.embedding_params + norms
-
-    @property
-    def kv_values_per_token(self) -> int:
-        """K and V values cached per token: 2 x layers x KV heads x head dim."""
-        return 2 * self.layers * self.kv_heads * self.head_dim
-
-
-def _spec(name: str, layers: int, hidden: int, heads: int, kv: int, ffn: int, vocab: int,
-          source: str, gated: bool = True, tied: bool = False) -> LlmSpec:  # fmt: skip
-    return LlmSpec(name, layers, hidden, heads, kv, hidden // heads, ffn, vocab, gated, tied,
-                   source)  # fmt: skip
-
-
-# Shapes from each model's config.json on the Hugging Face Hub (the 'source' column).
-MODELS: dict[str, LlmSpec] = {
-    s.name: s
-    for s in (
-        _spec("llama-2-7b", 32, 4096, 32, 32, 11008, 32000, "meta-llama/Llama-2-7b-hf"),
-        _spec("llama-2-13b", 40, 5120, 40, 40, 13824, 32000, "meta-llama/Llama-2-13b-hf"),
-        _spec("llama-2-70b", 80, 8192, 64, 8, 28672, 32000, "meta-llama/Llama-2-70b-hf"),
-        _spec("llama-3-8b", 32, 4096, 32, 8, 14336, 128256, "meta-llama/Meta-Llama-3-8B"),
-        _spec("mistral-7b", 32, 4096, 32, 8, 14336, 32000, "mistralai/Mistral-7B-v0.1"),
-        _spec("opt-13b", 40, 5120, 40, 40, 20480, 50272, "facebook/opt-13b", False, True),
-    )
-}
-
-
-def model_names() -> list[str]:
-    return list(MODELS)
-
-
-def llm(model: str | LlmSpec) -> LlmSpec:
-    """A model's shape by name (see :data:`MODELS`) or an :class:`LlmSpec` of your own."""
-    if isinstance(model, LlmSpec):
-        return model
-    return MODELS[check_choice("model", model, MODELS)]
 
 
 def _bits(name: str, dt: str, group_size: int) -> float:
@@ -207,13 +118,6 @@ def kv_cache_bytes(
     kd = _dtype(check_choice("kv_dtype", kv_dtype, KV_DTYPES))
     out = spec.kv_values_per_token * kd.bytes_per_element * np.asarray(c, dtype=np.float64) * b
     return float(out) if np.ndim(out) == 0 else out
-
-
-def _stream_time_s(g: Gpu, nbytes: float) -> float:
-    """Predicted time to stream ``nbytes`` from DRAM (the kit's memory model, one kernel)."""
-    return memory_pass(
-        "stream", "forward", "elementwise", 0.0, nbytes, g, _dtype("fp16")
-    ).predicted_time_s
 
 
 @dataclass(frozen=True)
@@ -264,6 +168,8 @@ class DecodeResult(ResultMixin):
     tokens_per_s: float
     ideal_decode_step_s: float
     memory_parts: dict[str, float] = field(default_factory=dict)
+    # the priced decode step, kernel by kernel (which kernels take the time)
+    priced: WorkloadTime | None = field(default=None, repr=False, compare=False)
 
     _units: ClassVar[dict[str, str]] = {
         "params": "",
@@ -284,6 +190,11 @@ class DecodeResult(ResultMixin):
         "decode_flops_per_s": "FLOP/s",
         "ideal_decode_step_s": "s",
     }
+
+    _hidden: ClassVar[tuple[str, ...]] = ("priced",)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in super().to_dict().items() if k != "priced"}
 
     def _title(self) -> str:
         return (
@@ -310,22 +221,6 @@ class DecodeResult(ResultMixin):
         return {k: v / self.capacity_bytes for k, v in self.memory_parts.items()}
 
 
-def _skinny_rows(rows: int) -> int:
-    """Rows at which a decode GEMM is priced by the GEMM model (its smallest tile's height).
-
-    The GEMM model pads M to its smallest tile (64 rows). Kernels for skinny GEMMs and
-    GEMVs pad only to the Tensor Core instruction's M of 16 rows (PTX ISA, mma.m16n8k16),
-    so below 64 rows the math time of 64 rows is scaled by :func:`_skinny_scale`.
-    """
-    return rows if rows >= SKINNY_TILE_ROWS else SKINNY_TILE_ROWS
-
-
-def _skinny_scale(rows: int) -> float:
-    if rows >= SKINNY_TILE_ROWS:
-        return 1.0
-    return math.ceil(rows / MMA_ROWS) * MMA_ROWS / SKINNY_TILE_ROWS
-
-
 def llm_inference(
     model: str | LlmSpec = "llama-2-7b",
     *,
@@ -342,6 +237,9 @@ def llm_inference(
     Activations and the GEMMs' math run in FP16; weights are stored in ``weight_dtype`` and
     the KV cache in ``kv_dtype``. ``context`` is the number of cached tokens per sequence
     during decode; ``prompt_len`` (default: ``context``) the prompt that prefill processes.
+
+    Both phases are views of their kernel lists (:func:`.workload.workload`), priced kernel
+    by kernel (:func:`.workload.price`) as one CUDA graph each, as serving engines run them.
     """
     spec = llm(model)
     g = _gpu(gpu)
@@ -361,56 +259,38 @@ def llm_inference(
         raise InvalidParameter(f"'kv_heads' must divide heads ({spec.heads}) (got {spec.kv_heads})")
     if not g.supports("fp16"):
         raise InvalidParameter(f"'gpu' must run FP16 GEMMs (got {describe(g.name)})")
+    prec = "bf16" if wd == "bf16" else "fp16"
+    weights = "same" if wd in ("fp16", "bf16") else wd
+    opts = dict(precision=prec, weights=weights, group_size=gs, kv_dtype=kd, batch=b)
+    pre_w = workload(spec, phase="prefill", seq=p, **opts)
+    dec_w = workload(spec, phase="decode", seq=p, context=c, **opts)
+    pre = price(pre_w, g, timing="graph")
+    dec = price(dec_w, g, timing="graph")
     wbytes = weight_bytes(spec, wd, group_size=gs)
     kv_token = kv_cache_bytes(spec, context=1, batch=1, kv_dtype=kd)
     kv_total = kv_token * c * b
 
-    # One vectorised call of the GEMM model prices every GEMM of both phases.
-    # Prefill: linear GEMMs with M = batch x prompt; attention over the prompt (fused, so no
-    # N x N traffic; the causal mask's halving is not modelled); the LM head for the last
-    # token of each sequence only. Decode: the same linears and LM head with M = batch
-    # (skinny: see _skinny_rows); attention of one query row per sequence over its cache.
-    lin = spec.linears()
-    group = spec.heads // spec.kv_heads
-    bkv = b * spec.kv_heads
-    hd = spec.head_dim
-    skinny = _skinny_rows(b)
-    rows = [(b * p, n, k, 1, spec.layers) for _, n, k in lin]
-    rows += [(p * group, p, hd, bkv, spec.layers), (p * group, hd, p, bkv, spec.layers)]
-    rows += [(b, spec.vocab, spec.hidden, 1, 1)]
-    rows += [(skinny, n, k, 1, spec.layers) for _, n, k in lin]
-    rows += [(group, c, hd, bkv, spec.layers), (group, hd, c, bkv, spec.layers)]
-    rows += [(skinny, spec.vocab, spec.hidden, 1, 1)]
-    m_, n_, k_, bt_, count = (np.array(col, dtype=np.int64) for col in zip(*rows, strict=True))
-    sw = gemm_sweep(m_, n_, k_, batch=bt_, dtype="fp16", gpu=g)
-    flops = np.asarray(sw.flops) * count
-    pre = slice(0, 7)
-    prefill_t = float((np.asarray(sw.predicted_time_s) * count)[pre].sum())
-    prefill_f = float(flops[pre].sum())
-    math_each = np.asarray(sw.math_time_s) * count
-    # Skinny rows were priced at the model's smallest tile; scale to the rows padded.
-    scale = np.ones(len(rows))
-    scale[[7, 8, 9, 10, 13]] = _skinny_scale(b)
-    math_t = float((math_each * scale)[7:].sum())
-    dec_lin = [(b, n, k) for _, n, k in lin] + [(b, spec.vocab, spec.hidden)]
-    dec_f = float(flops[11:13].sum())
-    dec_f += sum(2.0 * mm * nn * kk * (spec.layers if i < 4 else 1)
-                 for i, (mm, nn, kk) in enumerate(dec_lin))  # fmt: skip
+    count = dec_w.column("count")
+    is_gemm = dec_w.column("kind") == "gemm"
+    math_t = float((dec.math_times_s * count).sum())
+    memory_t = float((dec.memory_times_s * count).sum())
+    # dequantisation: the math the quantised GEMMs add over an FP16 GEMM's (price() divides
+    # their math time by the quantised kernels' efficiency)
     dequant_t = 0.0
-    if wd in ("int8", "int4"):
-        dq_flops = DEQUANT_FLOPS_PER_WEIGHT * spec.linear_params * math.ceil(b / DEQUANT_ROWS)
-        dequant_t = memory_pass(
-            "dequantize", "forward", "elementwise", dq_flops, 0.0, g, _dtype("fp16")
-        ).math_time_s
-    # Weights once per step (shared by the batch), each sequence's cache, the new K and V.
-    # The embedding table is only indexed (batch rows); the LM head is read whole (with tied
-    # embeddings they are one table).
-    weights_read = wbytes - (0.0 if spec.tied_embeddings else spec.vocab * spec.hidden * 2.0)
+    if weights != "same":
+        eff = workload_constants(g)["quant_math"].value
+        dequant_t = float((dec.math_times_s * count)[is_gemm].sum()) * (1.0 - eff)
+    # The guide's arithmetic for the roofline point: the weights once per step (shared by
+    # the batch) and each sequence's cache; the embedding table is only indexed.
+    weights_read = float(sum(k.weight_bytes * k.count for k in dec_w.kernels))
     dec_bytes = weights_read + kv_total + kv_token * b
-    memory_t = _stream_time_s(g, dec_bytes)
-    step = max(math_t + dequant_t, memory_t)
+    dec_f = dec_w.flops
+    step = dec.step_s
     ideal_step = float(ideal_time_s(dec_f, dec_bytes, g, "fp16"))
-    lim = "math" if math_t + dequant_t > memory_t else "memory"
+    # limiter: where most of the step's time goes, kernel by kernel
+    t_each = dec.times_s * count
+    math_bound = float(t_each[dec.math_times_s > dec.memory_times_s].sum())
+    lim = "math" if math_bound > step / 2 else "memory"
     capacity = float(g.memory_bytes)
     free = capacity - wbytes
     per_seq = kv_token * c
@@ -432,8 +312,8 @@ def llm_inference(
         capacity_bytes=capacity,
         fits=wbytes + kv_total <= capacity,
         max_batch=max_batch,
-        prefill_flops=prefill_f,
-        time_to_first_token_s=prefill_t,
+        prefill_flops=pre_w.flops,
+        time_to_first_token_s=pre.step_s,
         decode_flops=dec_f,
         decode_bytes=dec_bytes,
         decode_weight_bytes_per_token=weights_read / b,
@@ -451,6 +331,7 @@ def llm_inference(
         tokens_per_s=b / step,
         ideal_decode_step_s=ideal_step,
         memory_parts={"weights": wbytes, "KV cache": kv_total},
+        priced=dec,
     )
 
 

@@ -56,7 +56,6 @@ from .errors import InvalidParameter
 from .gemm import gemm_sweep
 from .gpus import Gpu
 from .gpus import gpu as _gpu
-from .inference import LlmSpec, llm
 from .memlimited import _cuda_peak
 from .results import ResultMixin, format_quantity
 from .scaleout import Interconnect, default_links, interconnect
@@ -85,7 +84,9 @@ KINDS = ("gemm", "attention", "memory", "quant", "optimizer", "collective")
 # 'sdpa' is PyTorch's scaled_dot_product_attention on its FlashAttention-2 backend.
 ATTENTION_IMPLS = ("eager", "flash1", "flash2", "sdpa")
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
-WEIGHT_FORMATS = ("same", "int8", "int4", "w8a8")
+WEIGHT_FORMATS = ("same", "fp8", "int8", "int4", "w8a8")
+# weight-only formats: weights stored narrow, dequantised to 16 bits inside the GEMM
+_WEIGHT_ONLY = ("fp8", "int8", "int4")
 RECOMPUTE = ("none", "selective", "full")
 OPTIMIZERS = ("adamw", "adamw_fused", "sgd")
 TIMINGS = ("kernel", "graph", "eager")
@@ -130,6 +131,106 @@ _STATE_BYTES = {"adamw": 8, "adamw_fused": 8, "sgd": 4}
 # default multi-tensor ('foreach') path launches a few kernels per group of tensors; the
 # unfused count here is one kernel per tensor per operation of the update (about 5).
 _UNFUSED_ADAM_OPS = 5
+# Selective recomputation (Korthikanti et al. 2022, section 4.2.3) recomputes the part of
+# attention whose saved tensors grow with s^2: the scores, softmax and its dropout.
+_SELECTIVE = ("scores Q K^T", "softmax", "attention dropout")
+
+
+# -- the model description ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LlmSpec(ResultMixin):
+    """Shape of a decoder-only transformer (as in its Hugging Face ``config.json``)."""
+
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn: int
+    vocab: int
+    gated_mlp: bool = True
+    tied_embeddings: bool = False
+    source: str = ""
+    # Outputs of the last layer when it is not a language-model head over the vocabulary
+    # (a classifier's 2 classes on BERT); 0: the vocabulary.
+    head_vocab: int = 0
+    # Rotary position embeddings applied to Q and K in every layer (Llama, Mistral); False
+    # for learned absolute positions (GPT, BERT, OPT) or ALiBi (MPT).
+    rotary: bool = True
+
+    @property
+    def head_outputs(self) -> int:
+        """Outputs of the final linear layer: ``head_vocab``, else the vocabulary."""
+        return self.head_vocab or self.vocab
+
+    def linears(self) -> list[tuple[str, int, int]]:
+        """(name, out features N, in features K) of one layer's linear layers."""
+        q = self.heads * self.head_dim
+        kv = self.kv_heads * self.head_dim
+        mlp_in = ("gate+up", 2 * self.ffn, self.hidden) if self.gated_mlp else None
+        rows = [
+            ("qkv", q + 2 * kv, self.hidden),
+            ("out", self.hidden, q),
+            mlp_in or ("up", self.ffn, self.hidden),
+            ("down", self.hidden, self.ffn),
+        ]
+        return rows
+
+    @property
+    def linear_params(self) -> int:
+        """Weights of the linear layers of all layers (the part that is quantised)."""
+        return self.layers * sum(n * k for _, n, k in self.linears())
+
+    @property
+    def embedding_params(self) -> int:
+        """Token embedding and (when not tied) the output projection (LM head)."""
+        head = 0 if self.tied_embeddings else self.head_outputs
+        return (self.vocab + head) * self.hidden
+
+    @property
+    def params(self) -> int:
+        """All weights, counting the RMSNorm / LayerNorm scales (two per layer and a final one)."""
+        norms = (2 * self.layers + 1) * self.hidden
+        return self.linear_params + self.embedding_params + norms
+
+    @property
+    def kv_values_per_token(self) -> int:
+        """K and V values cached per token: 2 x layers x KV heads x head dim."""
+        return 2 * self.layers * self.kv_heads * self.head_dim
+
+
+def _spec(name: str, layers: int, hidden: int, heads: int, kv: int, ffn: int, vocab: int,
+          source: str, gated: bool = True, tied: bool = False) -> LlmSpec:  # fmt: skip
+    return LlmSpec(name, layers, hidden, heads, kv, hidden // heads, ffn, vocab, gated, tied,
+                   source)  # fmt: skip
+
+
+# Shapes from each model's config.json on the Hugging Face Hub (the 'source' column).
+MODELS: dict[str, LlmSpec] = {
+    s.name: s
+    for s in (
+        _spec("llama-2-7b", 32, 4096, 32, 32, 11008, 32000, "meta-llama/Llama-2-7b-hf"),
+        _spec("llama-2-13b", 40, 5120, 40, 40, 13824, 32000, "meta-llama/Llama-2-13b-hf"),
+        _spec("llama-2-70b", 80, 8192, 64, 8, 28672, 32000, "meta-llama/Llama-2-70b-hf"),
+        _spec("llama-3-8b", 32, 4096, 32, 8, 14336, 128256, "meta-llama/Meta-Llama-3-8B"),
+        _spec("mistral-7b", 32, 4096, 32, 8, 14336, 32000, "mistralai/Mistral-7B-v0.1"),
+        _spec("opt-13b", 40, 5120, 40, 40, 20480, 50272, "facebook/opt-13b", False, True),
+    )
+}
+
+
+def model_names() -> list[str]:
+    return list(MODELS)
+
+
+def llm(model: str | LlmSpec) -> LlmSpec:
+    """A model's shape by name (see :data:`MODELS`) or an :class:`LlmSpec` of your own."""
+    if isinstance(model, LlmSpec):
+        return model
+    return MODELS[check_choice("model", model, MODELS)]
 
 
 # -- the kernel list ----------------------------------------------------------------------
@@ -309,6 +410,8 @@ class _Builder:
 
 
 def _bits_per_weight(weights: str, precision: str, group_size: int) -> float:
+    if weights == "fp8":
+        return 8.0
     if weights in ("int8", "w8a8"):
         return 8 + _SCALE_BITS / group_size
     if weights == "int4":
@@ -354,6 +457,17 @@ def _memory(
         count=count,
         saved_bytes=saved,
     )
+
+
+def _dropout(b: _Builder, name: str, path: str, elements: float, count: int,
+             training: bool, saved_output: bool) -> None:  # fmt: skip
+    """Dropout in training: read x, write y and a 1-byte mask (memlimited's 'dropout'); the
+    mask is saved, and the output too where the next op needs it (attention's P V)."""
+    if not training:
+        return
+    saved = elements * (1.0 + (b.act if saved_output else 0.0))
+    b.add(name=name, path=path, pass_="forward", kind="memory", flops=3.0 * elements,
+          bytes=elements * (2 * b.act + 1), count=count, saved_bytes=saved)  # fmt: skip
 
 
 def _backward_of(k: Kernel, act: float) -> list[Kernel]:
@@ -432,6 +546,7 @@ def workload(
     experts: int = 1,
     top_k: int = 1,
     capacity_factor: float = 1.0,
+    dropout: bool = False,
 ) -> Workload:
     """The kernels of one step of ``model`` on one GPU, as a :class:`Workload` table.
 
@@ -446,6 +561,9 @@ def workload(
     'flash2' or 'sdpa' (= flash2). ``recompute``: 'selective' recomputes attention's scores,
     'full' whole layers from their inputs. ``zero``: 0-3 (3 = FSDP). ``experts`` > 1 makes
     every MLP a mixture of ``experts`` with ``top_k`` routing and ``capacity_factor``.
+    ``dropout``: dropout after attention's softmax (eager attention; fused kernels drop in
+    place) and after both residual branches, as BERT and GPT train (LLM pretraining
+    usually runs without).
     """
     spec = llm(model)
     ph = check_choice("phase", phase, PHASES)
@@ -461,6 +579,7 @@ def workload(
     impl = check_choice("attention", attention, ATTENTION_IMPLS)
     impl = "flash2" if impl == "sdpa" else impl
     causal = check_bool("causal", causal)
+    dropout = check_bool("dropout", dropout)
     rc = check_choice("recompute", recompute, RECOMPUTE)
     opt = check_choice("optimizer", optimizer, OPTIMIZERS)
     mbs = check_int("micro_batches", micro_batches, allow_array=False, maximum=1 << 16)
@@ -522,7 +641,7 @@ def workload(
     t_local = tokens // cp  # tokens this GPU processes (context parallelism splits the sequence)
     t_sp = t_local / tp if sp else t_local  # tokens of the replicated-width tensors with SP
     kv_len = ctx if ph == "decode" else s  # keys each query sees (all of them with CP)
-    quant_w = wf in ("int8", "int4")
+    quant_w = wf in _WEIGHT_ONLY
     gemm_dt_w = gemm_dt if not quant_w else act_dt
     layer = "layers[*]"
 
@@ -530,6 +649,12 @@ def workload(
             t: int = t_local) -> None:  # fmt: skip
         kind_dt = gemm_dt_w
         _linear(b, name, path, t, n, kin, cnt, wbits, training, kind_dt, saved)
+        if training and prec in ("fp16", "bf16", "fp8"):
+            # autocast: the FP32 weight is cast to the GEMM's dtype on every forward (read
+            # 4 B, write 2 B per weight); its backward accumulates the 16-bit weight
+            # gradient into the FP32 .grad
+            b.add(name=f"{name} weight cast", path=path, pass_="forward", kind="quant",
+                  flops=1.0 * n * kin, bytes=6.0 * n * kin, count=cnt)  # fmt: skip
         if prec == "fp8" or wf == "w8a8":
             # per-tensor scaling: the input is cast to 8 bits before the GEMM (one read,
             # one 1-byte write per element), Transformer Engine's delayed scaling.
@@ -543,7 +668,8 @@ def workload(
         _collective(b, "sp all-gather", layer, "all-gather", "tp", tp, t_local * h * act, L,
                     "forward")  # fmt: skip
     lin("qkv_proj", q_out + 2 * kv_out, h, t_local * h * act)
-    _memory(b, "rotary", f"{layer}.attn", t_local * (q_out + kv_out), _ROPE_FLOPS, 1, 1, L)
+    if spec.rotary:
+        _memory(b, "rotary", f"{layer}.attn", t_local * (q_out + kv_out), _ROPE_FLOPS, 1, 1, L)
     # attention: queries T_local (decode: batch), keys kv_len, per local head
     nq = bsz * (1 if ph == "decode" else s // cp)
     pairs = float(nq) * kv_len * heads
@@ -567,6 +693,9 @@ def workload(
               saved_bytes=(nq * q_out + bsz * kv_len * kv_out) * act if training else 0.0)  # fmt: skip
         _memory(b, "softmax", f"{layer}.attn", pairs, 5, 1, 1, L,
                 saved=sc_bytes if training and rc == "none" else 0.0)  # fmt: skip
+        if dropout:
+            _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, training and rc == "none",
+                     True)  # fmt: skip
         b.add(name="context P V", path=f"{layer}.attn", pass_="forward", kind="gemm",
               dtype=gemm_dt if gemm_dt != "int8" else act_dt, flops=2.0 * pairs * hd,
               bytes=sc_bytes + (bsz * kv_len * kv_out + nq * q_out) * act, count=L,
@@ -583,6 +712,8 @@ def workload(
         _collective(b, "cp K/V ring", layer, "all-gather", "cp", cp,
                     bsz * s * 2 * kv_out * act, L, "forward")  # fmt: skip
     lin("o_proj", h, q_out, t_local * q_out * act)
+    if dropout:
+        _dropout(b, "hidden dropout", layer, t_sp * h, L, training, False)
     if tp > 1:
         op = "reduce-scatter" if sp else "all-reduce"
         _collective(b, f"tp {op}", layer, op, "tp", tp, t_local * h * act, L, "forward")
@@ -624,6 +755,8 @@ def workload(
                         ep, routed * h * act, L, "forward")  # fmt: skip
     else:
         lin("down_proj", h, ffn, t_local * ffn * act)
+    if dropout:
+        _dropout(b, "hidden dropout", layer, t_sp * h, L, training, False)
     if tp > 1:
         op = "reduce-scatter" if sp else "all-reduce"
         _collective(b, f"tp {op}", layer, op, "tp", tp, t_local * h * act, L, "forward")
@@ -657,7 +790,7 @@ def workload(
             for k in forward:
                 if k.path == "lm_head" or k.path in ("loss", "norm"):
                     continue
-                if rc == "full" or (rc == "selective" and k.name in ("softmax", "scores Q K^T")):
+                if rc == "full" or (rc == "selective" and k.name in _SELECTIVE):
                     kernels.append(replace(k, pass_="recompute", saved_bytes=0.0))
         for k in forward:
             kernels.extend(_backward_of(k, act))
@@ -814,12 +947,13 @@ def workload_constants(gpu: str | Gpu = "A100") -> dict[str, _Constant]:
 # -- pricing ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkloadTime(ResultMixin):
     """A workload priced on one GPU: the model's prediction, in one timing context.
 
     ``times_s``: each kernel's device time (one run, fixed cost included), in the order of
-    ``workload.kernels``. ``device_time_s``: all compute kernels back to back (what CUPTI
+    ``workload.kernels``; ``math_times_s`` and ``memory_times_s`` its math and DRAM times at
+    the achievable rates (a kernel is math-bound where the first is larger). ``device_time_s``: all compute kernels back to back (what CUPTI
     sums); ``launch_exposed_s``: time the GPU waits for the host ('eager'), or the one graph
     launch ('graph'); ``communication_s`` and ``communication_exposed_s``: the collectives,
     and what of them is not hidden behind compute; ``bubble_s``: pipeline fill and drain.
@@ -844,6 +978,8 @@ class WorkloadTime(ResultMixin):
     fits: bool
     categories: dict[str, float]
     times_s: Any = field(repr=False)
+    math_times_s: Any = field(repr=False)
+    memory_times_s: Any = field(repr=False)
     workload: Workload = field(repr=False)
     memory: WorkloadMemory = field(repr=False)
 
@@ -858,7 +994,13 @@ class WorkloadTime(ResultMixin):
         "memory_bytes": "iB",
         "capacity_bytes": "iB",
     }
-    _hidden: ClassVar[tuple[str, ...]] = ("times_s", "workload", "memory")
+    _hidden: ClassVar[tuple[str, ...]] = (
+        "times_s",
+        "math_times_s",
+        "memory_times_s",
+        "workload",
+        "memory",
+    )
 
     def _title(self) -> str:
         w = self.workload
@@ -1046,6 +1188,8 @@ def price(
     count = w.column("count").astype(np.float64)
     kinds = w.column("kind")
     times = np.zeros(len(ks))
+    math_s = np.zeros(len(ks))
+    memory_s = np.zeros(len(ks))
     consts = workload_constants(g)
     bw = g.memory_bandwidth_bytes_per_s
 
@@ -1063,9 +1207,12 @@ def price(
         bt = np.array([ks[i].batch for i in idx], dtype=np.int64)
         sw = gemm_sweep(m, n, kk, batch=bt, dtype=dt, gpu=g)
         t = np.asarray(sw.predicted_time_s, dtype=np.float64).copy()
-        if w.weights in ("int8", "int4"):
+        math_s[idx] = sw.math_time_s
+        memory_s[idx] = sw.memory_time_s
+        if w.weights in _WEIGHT_ONLY:
             cal = achievable(g, dt)
-            eff_bw = consts[f"quant_{w.weights}_bandwidth"].value
+            fmt = "int8" if w.weights == "fp8" else w.weights
+            eff_bw = consts[f"quant_{fmt}_bandwidth"].value
             eff_math = consts["quant_math"].value
             wq = np.array([ks[i].weight_bytes for i in idx])
             quant = wq > 0
@@ -1074,6 +1221,8 @@ def price(
             math_t = np.asarray(sw.math_time_s, dtype=np.float64) / eff_math
             qt = cal.kernel_overhead_s + overlap_time(math_t, mem_t)
             t = np.where(quant, qt, t)
+            math_s[idx] = np.where(quant, math_t, math_s[idx])
+            memory_s[idx] = np.where(quant, mem_t, memory_s[idx])
         times[idx] = t
 
     # attention, memory-bound, casts, optimizer
@@ -1089,6 +1238,7 @@ def price(
         else:
             k_math = k.flops / (_cuda_peak(g, _dtype(k.dtype)) * cal.math_fraction)
         times[i] = cal.kernel_overhead_s + overlap_time(k_math, k_mem)
+        math_s[i], memory_s[i] = k_math, k_mem
 
     # collectives over the topology
     tp, cp, pp = w.tensor_parallel, w.context_parallel, w.pipeline_parallel
@@ -1100,6 +1250,7 @@ def price(
         span = k.ranks * stride[k.group]
         lbw, lat = _link_for(span, npn, intra, inter)
         times[i] = _collective_time(k, lbw * comm_fixed, lat)
+        memory_s[i] = times[i]
 
     compute = kinds != "collective"
     dev = float((times * count)[compute].sum())
@@ -1157,6 +1308,8 @@ def price(
         fits=mem.total_bytes <= cap,
         categories=cats,
         times_s=times,
+        math_times_s=math_s,
+        memory_times_s=memory_s,
         workload=w,
         memory=mem,
     )

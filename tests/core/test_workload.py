@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hostile"))
 from hostile_support import HOSTILE_NUMBERS, assert_kit_error
 
 # A GPT-style layer (LayerNorm, GELU MLP of 4h, no GQA): the shape Korthikanti et al. count.
-GPT = LlmSpec("gpt-test", 4, 1024, 16, 16, 64, 4096, 50304, gated_mlp=False)
+GPT = LlmSpec("gpt-test", 4, 1024, 16, 16, 64, 4096, 50304, gated_mlp=False, rotary=False)
 
 
 def test_gemm_kernels_are_priced_by_the_gemm_model_summed_by_hand():
@@ -49,15 +49,17 @@ def test_training_flops_match_the_closed_form_6n_plus_attention():
     assert gemm_attn == pytest.approx(expected, rel=1e-9)
 
 
-def test_saved_activations_match_korthikanti_without_dropout():
-    """Per layer, eager attention, no recomputation, 16-bit: Korthikanti et al. 2022 (eq. 1)
-    count 34 s b h + 5 a s^2 b bytes, of which the dropout masks and outputs are
-    2 s b h + 3 a s^2 b; without dropout a layer saves 32 s b h + 2 a s^2 b."""
+def test_saved_activations_match_korthikanti():
+    """Per layer, eager attention, no recomputation, 16-bit: Korthikanti et al. 2022 (section
+    4.1, eq. 1) count 34 s b h + 5 a s^2 b bytes with dropout; its masks and outputs are
+    2 s b h + 3 a s^2 b, so without dropout a layer saves 32 s b h + 2 a s^2 b."""
     b, s, h, a = 2, 256, GPT.hidden, GPT.heads
-    w = workload(GPT, batch=b, seq=s, attention="eager", precision="fp16")
-    per_layer = sum(k.saved_bytes for k in w.kernels
-                    if k.pass_ == "forward" and k.path.startswith("layers"))  # fmt: skip
-    assert per_layer == pytest.approx(32 * s * b * h + 2 * a * s * s * b)
+    for dropout, expected in ((True, 34 * s * b * h + 5 * a * s * s * b),
+                              (False, 32 * s * b * h + 2 * a * s * s * b)):  # fmt: skip
+        w = workload(GPT, batch=b, seq=s, attention="eager", precision="fp16", dropout=dropout)
+        per_layer = sum(k.saved_bytes for k in w.kernels
+                        if k.pass_ == "forward" and k.path.startswith("layers"))  # fmt: skip
+        assert per_layer == pytest.approx(expected)
 
 
 def test_flash_attention_saves_no_scores():
