@@ -71,6 +71,13 @@ _LAZY: dict[str, str] = {
     "pipeline_schedule": "dlperf_widgets.core.scaleout",
     "Fp8ScalingExplorer": "dlperf_widgets.widgets",
     "StepTimeCalculator": "dlperf_widgets.widgets",
+    # serving LLMs at scale, and explaining a profile
+    "kv_budget": "dlperf_widgets.core.serving",
+    "serving_slo": "dlperf_widgets.core.serving",
+    "speculative": "dlperf_widgets.core.serving",
+    "moe_decode": "dlperf_widgets.core.serving",
+    "explain": "dlperf_widgets.live.profile",
+    "read_profile": "dlperf_widgets.live.profile",
 }
 
 __all__ = [
