@@ -78,6 +78,8 @@ _LAZY: dict[str, str] = {
     "moe_decode": "dlperf_widgets.core.serving",
     "explain": "dlperf_widgets.live.profile",
     "read_profile": "dlperf_widgets.live.profile",
+    "ServingExplorer": "dlperf_widgets.widgets",
+    "TraceExplorer": "dlperf_widgets.widgets",
 }
 
 __all__ = [
