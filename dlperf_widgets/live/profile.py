@@ -225,7 +225,7 @@ class KernelRow(ResultMixin):
     shapes: Any
     dtype: str
     predicted_s: float | None
-    gemm: tuple[int, int, int] = ()  # type: ignore[assignment]
+    gemm: tuple[int, ...] = ()  # (m, n, k, batch) of a priced GEMM
 
 
 def _launching_ops(p: Profile) -> dict[Any, dict[str, Any]]:
@@ -360,9 +360,9 @@ def _kernel_rows(p: Profile, g: Gpu | None) -> list[KernelRow]:
         times = np.atleast_1d(sw.predicted_time_s)
         for i, t in zip(sel, times, strict=True):
             r = rows[i]
-            m, n, k = gemm_shapes[gemm_idx.index(i)][:3]
+            m, n, k, nb = gemm_shapes[gemm_idx.index(i)][:4]
             rows[i] = KernelRow(r.name, "gemm", r.op, r.stream, r.start_s, r.time_s, r.shapes,
-                                dt, float(t), (m, n, k))  # fmt: skip
+                                dt, float(t), (m, n, k, nb))  # fmt: skip
     return rows
 
 
@@ -464,12 +464,12 @@ def _findings(p: Profile, rows: list[KernelRow], g: Gpu | None,
     for r in rows:
         if r.kind != "gemm" or r.predicted_s is None or g is None:
             continue
-        m, n, k = r.gemm
+        m, n, k, nb = r.gemm
         for f in alignment_findings({"m": m, "n": n, "k": k}, r.dtype, g):
             if f.severity == "info" or f.suggested_value is None:
                 continue
             new = {"m": m, "n": n, "k": k, f.parameter: f.suggested_value}
-            after = float(np.atleast_1d(gemm_sweep(new["m"], new["n"], new["k"], dtype=r.dtype,
+            after = float(np.atleast_1d(gemm_sweep(new["m"], new["n"], new["k"], batch=nb, dtype=r.dtype,
                                                    gpu=g).predicted_time_s)[0])  # fmt: skip
             gain = r.time_s * max(0.0, 1 - after / r.predicted_s)
             if gain > 0:
@@ -477,10 +477,16 @@ def _findings(p: Profile, rows: list[KernelRow], g: Gpu | None,
                                           format_quantity(r.predicted_s, "s"),
                                           format_quantity(after, "s")))  # fmt: skip
         if min(m, n) <= 8:
-            out.append(ProfileFinding(
-                "batch these GEMVs (more rows per weight read)", f"{r.op} {m}x{n}x{k}", 1,
-                r.time_s, r.time_s * 0.5, f"{min(m, n)} rows",
-                "2x the rows in about the same time"))  # fmt: skip
+            # twice the rows in one GEMM: the model's time per row, before and after
+            m2, n2 = (2 * m, n) if m <= n else (m, 2 * n)
+            twice = float(np.atleast_1d(gemm_sweep(m2, n2, k, batch=nb, dtype=r.dtype,
+                                                   gpu=g).predicted_time_s)[0])  # fmt: skip
+            gain = r.time_s * max(0.0, 1 - twice / (2 * r.predicted_s))
+            if gain > 0:
+                out.append(ProfileFinding(
+                    "batch these GEMVs (more rows per weight read)", f"{r.op} {m}x{n}x{k}", 1,
+                    r.time_s, gain, f"{format_quantity(r.predicted_s, 's')} for {min(m, n)} rows",
+                    f"{format_quantity(twice, 's')} for {2 * min(m, n)} rows"))  # fmt: skip
     # element-wise chains: consecutive element-wise kernels on one stream
     by_stream: dict[Any, list[KernelRow]] = defaultdict(list)
     for r in rows:
@@ -509,8 +515,16 @@ def _findings(p: Profile, rows: list[KernelRow], g: Gpu | None,
             f"{LAUNCH_GAP_S * 1e6:.0f} us while the host launched", stretch, launch_idle,
             launch_idle, format_quantity(launch_idle, "s") + " GPU idle",
             "one graph launch"))  # fmt: skip
-    out.sort(key=lambda f: -f.recoverable_s)
-    return out
+    # one finding per fix and place: the kernels of repeated identical GEMMs add up
+    merged: dict[tuple[str, str], ProfileFinding] = {}
+    for f in out:
+        key = (f.fix, f.where)
+        if key in merged:
+            o = merged[key]
+            f = ProfileFinding(f.fix, f.where, o.kernels + f.kernels, o.measured_s + f.measured_s,
+                               o.recoverable_s + f.recoverable_s, f.before, f.after)  # fmt: skip
+        merged[key] = f
+    return sorted(merged.values(), key=lambda f: -f.recoverable_s)
 
 
 def explain(trace: Any, gpu: str | Gpu | None = None, *, top: int = 10) -> ProfileReport:

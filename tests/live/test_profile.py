@@ -193,3 +193,21 @@ def test_explain_cli_prints_the_ranked_fixes_and_json(capsys):
     assert main(["explain", "no-such-trace.json"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_gemv_finding_is_the_models_time_per_row_at_twice_the_rows():
+    """For a recorded skinny GEMM, the 'batch these GEMVs' fix recovers the measured time x
+    (1 - t(2 rows) / (2 t(rows))), both times from the GEMM model (recomputed here)."""
+    from dlperf_widgets.core.gemm import gemm_sweep
+
+    r = explain(SHIPPED["distributed_recsys_rank0"], "A100")
+    f = next(f for f in r.findings if f.fix.startswith("batch these GEMVs"))
+    rows = [k for k in r.kernels if k.gemm and f"{k.op} {k.gemm[0]}x{k.gemm[1]}x"
+            f"{k.gemm[2]}" == f.where]  # fmt: skip
+    m, n, k, nb = rows[0].gemm
+    m2, n2 = (2 * m, n) if m <= n else (m, 2 * n)
+    one = float(gemm_sweep(m, n, k, batch=nb, dtype=rows[0].dtype, gpu="A100").predicted_time_s)
+    two = float(gemm_sweep(m2, n2, k, batch=nb, dtype=rows[0].dtype, gpu="A100").predicted_time_s)
+    expected = sum(x.time_s for x in rows) * (1 - two / (2 * one))
+    assert f.recoverable_s == pytest.approx(expected, rel=1e-6)
+    assert f.kernels == len(rows)
