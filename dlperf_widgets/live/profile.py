@@ -589,5 +589,5 @@ def shipped_profiles() -> dict[str, Path]:
     from importlib import resources
 
     root = resources.files("dlperf_widgets.live").joinpath("data", "profiles")
-    return {p.name.split(".")[0]: Path(str(p)) for p in root.iterdir()
-            if p.name.endswith((".json.gz", ".json"))}  # fmt: skip
+    found = [p for p in root.iterdir() if p.name.endswith((".json.gz", ".json"))]
+    return {p.name.split(".")[0]: Path(str(p)) for p in sorted(found, key=lambda p: p.name)}
