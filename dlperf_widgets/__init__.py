@@ -60,6 +60,9 @@ _LAZY: dict[str, str] = {
     "attention": "dlperf_widgets.core.fusion",
     "launch_overhead": "dlperf_widgets.core.fusion",
     "llm_inference": "dlperf_widgets.core.inference",
+    # whole workloads: a step as the kernels it runs, priced kernel by kernel
+    "workload": "dlperf_widgets.core.workload",
+    "price_workload": "dlperf_widgets.core.workload",
     "kv_cache_bytes": "dlperf_widgets.core.inference",
     "FusionExplorer": "dlperf_widgets.widgets",
     "InferenceExplorer": "dlperf_widgets.widgets",

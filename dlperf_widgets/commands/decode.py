@@ -28,10 +28,15 @@ def _configure(p: argparse.ArgumentParser) -> None:
         default=128,
         help="weights per FP16 scale for int8/int4 (128)",
     )
+    p.add_argument(
+        "--kernels",
+        action="store_true",
+        help="show which kernels take the decode step's time (a table and its categories)",
+    )
 
 
 def _run(a: argparse.Namespace) -> object:
-    return llm_inference(
+    result = llm_inference(
         a.model,
         gpu=a.gpu,
         batch=a.batch,
@@ -41,6 +46,9 @@ def _run(a: argparse.Namespace) -> object:
         kv_dtype=a.kv_dtype,
         group_size=a.group_size,
     )
+    if a.kernels and result.priced is not None:
+        return result.priced.breakdown()
+    return result
 
 
 COMMANDS = [

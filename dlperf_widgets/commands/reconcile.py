@@ -14,11 +14,27 @@ def _configure(p: argparse.ArgumentParser) -> None:
         metavar="TRACE",
         help="shipped trace names or trace CSV files (default: every shipped trace)",
     )
+    p.add_argument(
+        "--workloads",
+        action="store_true",
+        help="report the published whole-workload measurements instead (training, decode, "
+        "attention, memory), each priced kernel by kernel: the error by kind",
+    )
 
 
 def _run(a: argparse.Namespace) -> object:
     # live.traces needs only numpy; imported here so the CLI starts fast.
     from ..live.traces import model_error_report
+
+    if a.workloads:
+        from ..core.errors import InvalidParameter
+        from ..live.workloads import workload_error_report
+
+        if a.traces:
+            raise InvalidParameter(
+                f"'traces' must be empty with --workloads (got {', '.join(a.traces)})"
+            )
+        return workload_error_report()
 
     return model_error_report(a.traces or None)
 

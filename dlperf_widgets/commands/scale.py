@@ -126,10 +126,14 @@ def _step_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-overlap", action="store_true", help="do not overlap gradient traffic")
     p.add_argument("--gpu", default="H100", help="GPU name (H100)")
     p.add_argument("--dtype", default="bf16", help="GEMM dtype (bf16)")
+    p.add_argument("--model", default=None, help="a model name instead of the shape (GQA, SwiGLU)")
+    p.add_argument("--attention", default="flash2", help="eager | flash1 | flash2 | sdpa (flash2)")
+    p.add_argument("--recompute", default="none", help="none | selective | full (none)")
+    p.add_argument("--kernels", action="store_true", help="show which kernels take the step's time")
 
 
 def _step_run(a: argparse.Namespace) -> object:
-    return step_time(
+    result = step_time(
         layers=a.layers,
         hidden=a.hidden,
         heads=a.heads,
@@ -146,7 +150,13 @@ def _step_run(a: argparse.Namespace) -> object:
         overlap=not a.no_overlap,
         gpu=a.gpu,
         dtype=a.dtype,
+        model=a.model,
+        attention=a.attention,
+        recompute=a.recompute,
     )
+    if a.kernels and result.priced is not None:
+        return result.priced.breakdown()
+    return result
 
 
 COMMANDS = [

@@ -41,6 +41,7 @@ from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .memlimited import ELEMENTWISE_OPS, NORMALIZATION_OPS, PassResult, memory_pass
 from .results import ResultMixin
+from .workload import fused_attention_time_s
 
 __all__ = [
     "CHAINS",
@@ -83,8 +84,9 @@ GRAPH_NODE_S = 1e-6
 
 
 def _launch_overhead_s() -> float:
-    """Host time to launch one kernel (the kit's per-kernel overhead, core.assumptions)."""
-    return assumptions.MIN_KERNEL_TIME_S
+    """Host time to launch one kernel from eager code (core.assumptions: a different constant
+    from the device-side fixed cost inside every kernel, data/achievable.csv)."""
+    return assumptions.HOST_LAUNCH_OVERHEAD_S
 
 
 def _fusable(op: str) -> tuple[float, float, float, float]:
@@ -122,12 +124,13 @@ def parse_chain(ops: str | Sequence[str]) -> tuple[str, ...]:
 class LaunchResult(ResultMixin):
     """A sequence of kernels launched one by one from the host, or as one CUDA graph.
 
-    ``work_time_s`` is the sum of the kernels' work (their bandwidth or math time, without
-    any launch cost). Launched one by one the host submits a kernel every
-    ``launch_overhead_s`` at best, so each kernel takes max(its work, the launch overhead):
-    ``eager_time_s``. As a graph the host launches once and each kernel costs its work, but
-    at least :data:`GRAPH_NODE_S` on the device: ``graph_time_s``. ``launch_bound`` says
-    whether the host, not the GPU, sets the pace eagerly.
+    ``work_time_s`` is the sum of the kernels' device times (what a profiler reports for
+    each kernel: its work and the device-side fixed cost; no host launch cost). Launched one
+    by one the host submits a kernel every ``launch_overhead_s`` at best, so each kernel
+    takes max(its device time, the launch overhead): ``eager_time_s``. As a graph the host
+    launches once and each kernel costs its device time, but at least :data:`GRAPH_NODE_S`:
+    ``graph_time_s``, never less than the kernels' own time. ``launch_bound`` says whether
+    the host, not the GPU, sets the pace eagerly.
     """
 
     kernels: int
@@ -150,7 +153,7 @@ class LaunchResult(ResultMixin):
 
 
 def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = None) -> LaunchResult:
-    """Eager vs graph time of kernels with the given work times (seconds, one per kernel).
+    """Eager vs graph time of kernels with the given device times (seconds, one per kernel).
 
     >>> r = launch_overhead([1e-6] * 10, launch_overhead_s=5e-6)
     >>> round(r.eager_time_s * 1e6), round(r.graph_time_s * 1e6), r.launch_bound
@@ -181,19 +184,15 @@ def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = No
     )
 
 
-def _work_s(p: PassResult) -> float:
-    """A kernel's work: its math or memory time, whichever is longer (no launch cost)."""
-    return max(p.math_time_s, p.memory_time_s)
-
-
 @dataclass(frozen=True)
 class FusionResult(ResultMixin):
     """A chain of memory-bound ops run as separate kernels vs fused into one.
 
     ``bytes_*`` count DRAM traffic (the kit's convention of core.memlimited);
     ``ideal_time_*_s`` is that traffic over the datasheet bandwidth (the guide's ideal);
-    ``time_*_s`` is the model's prediction; ``eager_time_*_s`` takes each kernel's work or
-    the host's launch overhead, whichever is longer (:class:`LaunchResult`). ``passes`` are the unfused kernels, ``fused`` the one kernel.
+    ``time_*_s`` is the model's prediction (the kernels' device times); ``eager_time_*_s``
+    takes each kernel's device time or the host's launch overhead, whichever is longer
+    (:class:`LaunchResult`), so it is never below ``time_*_s``. ``passes`` are the unfused kernels, ``fused`` the one kernel.
     """
 
     ops: tuple[str, ...]
@@ -234,8 +233,9 @@ class FusionResult(ResultMixin):
 
     @property
     def launch_unfused(self) -> LaunchResult:
-        """The unfused kernels launched one by one or as a CUDA graph."""
-        return launch_overhead([_work_s(p) for p in self.passes])
+        """The unfused kernels launched one by one or as a CUDA graph (their device times:
+        work and fixed cost, so neither ever comes out below ``time_unfused_s``)."""
+        return launch_overhead([p.predicted_time_s for p in self.passes])
 
 
 def fusion_chain(
@@ -272,8 +272,8 @@ def fusion_chain(
     fused_bytes = n * ((external_reads + 1) * b + extra)
     fused = memory_pass("+".join(chain), "forward", "elementwise", flops, fused_bytes, g, d)
     t_unfused = sum(p.predicted_time_s for p in passes)
-    eager_unfused = launch_overhead([_work_s(p) for p in passes]).eager_time_s
-    eager_fused = launch_overhead([_work_s(fused)]).eager_time_s
+    eager_unfused = launch_overhead([p.predicted_time_s for p in passes]).eager_time_s
+    eager_fused = launch_overhead([fused.predicted_time_s]).eager_time_s
     bytes_unfused = sum(p.bytes for p in passes)
     return FusionResult(
         ops=chain,
@@ -342,7 +342,8 @@ class AttentionResult(ResultMixin):
     keeps for the backward pass besides Q, K, V (the N x N probabilities for the standard
     algorithm; the output and FP32 log-sum-exp for FlashAttention, which recomputes P).
     Times are the model's predictions: the standard algorithm as two batched GEMMs and a
-    softmax pass; FlashAttention as one kernel doing the GEMMs' math on the traffic above.
+    softmax pass; FlashAttention as one kernel doing the GEMMs' FLOPs at FlashAttention-1's
+    calibrated share of the peak (core.workload.fused_attention_time_s) on the traffic above.
     """
 
     seq_len: int
@@ -403,11 +404,6 @@ def _ideal_time_s(g: Gpu, d: Dtype, flops: float, nbytes: float) -> float:
     return float(ideal_time_s(flops, nbytes, g, d))
 
 
-def _stream_time_s(g: Gpu, d: Dtype, nbytes: float) -> float:
-    """Predicted time to move ``nbytes`` through DRAM in one kernel (the kit's memory model)."""
-    return memory_pass("stream", "forward", "elementwise", 0.0, nbytes, g, d).predicted_time_s
-
-
 def attention(
     seq_len: int,
     *,
@@ -454,7 +450,11 @@ def attention(
     bytes_flash = bh * (qkvo * b + stats * _STAT_BYTES)
     bc, br, _, _ = flash_block_sizes(n, hd, m_elems)
     time_standard = scores.predicted_time_s + softmax.predicted_time_s + context.predicted_time_s
-    time_flash = max(scores.math_time_s + context.math_time_s, _stream_time_s(g, d, bytes_flash))
+    # FlashAttention (this function follows its first paper's Algorithm 1): its FLOPs at the
+    # calibrated share of the peak a FlashAttention-1 kernel sustains, on the traffic above
+    time_flash = fused_attention_time_s(
+        scores.flops + context.flops, bytes_flash, g, impl="flash1", dtype=d.name
+    )
     return AttentionResult(
         seq_len=n,
         head_dim=hd,

@@ -69,18 +69,23 @@ def transformer_flops_per_token(
     hidden: int = 0,
     seq_len: int = 0,
     recompute: str = "none",
+    attention_width: int = 0,
 ) -> float:
-    """Training FLOPs per token, PaLM's 6 N + 12 L h s (model FLOPs, ``recompute='none'``).
+    """Training FLOPs per token, PaLM's 6 N + 12 L H Q s (model FLOPs, ``recompute='none'``).
 
     ``layers``, ``hidden`` and ``seq_len`` give the attention term (leave them 0 to count
-    6 N only). ``recompute`` adds the FLOPs recomputation executes (hardware FLOPs).
+    6 N only). PaLM's attention term (Chowdhery et al. 2022, appendix B) uses heads x head
+    size (H Q), which is the hidden size in most models but not in PaLM (48 x 256 = 12,288
+    against h = 18,432): pass it as ``attention_width`` (0: the hidden size).
+    ``recompute`` adds the FLOPs recomputation executes (hardware FLOPs).
     """
     n = check_number("params", params, minimum=0, strict=True)
     layers = check_int("layers", layers, minimum=0, allow_array=False)
     hidden = check_int("hidden", hidden, minimum=0, allow_array=False)
     seq_len = check_int("seq_len", seq_len, minimum=0, allow_array=False)
     recompute = check_choice("recompute", recompute, RECOMPUTE)
-    attention_forward = 4.0 * layers * hidden * seq_len  # Q K^T and P V, per token
+    width = check_int("attention_width", attention_width, minimum=0, allow_array=False) or hidden
+    attention_forward = 4.0 * layers * width * seq_len  # Q K^T and P V, per token
     flops = 6.0 * n + 3 * attention_forward
     if recompute == "full":
         flops += 2.0 * n + attention_forward  # the forward pass once more
@@ -151,13 +156,15 @@ def mfu(
     dtype: str = "bf16",
     recompute: str = "none",
     peak_flops_per_s: float | None = None,
+    attention_width: int = 0,
 ) -> MfuResult:
     """MFU and HFU of a run that trains ``tokens_per_s`` tokens per second on ``gpus`` GPUs.
 
     The peak is the GPU's dense peak for ``dtype`` unless ``peak_flops_per_s`` gives
     another (a TPU, or a clock you measured). Example, PaLM 540B on 6144 TPU v4 chips
-    (275 TFLOP/s each) at 238.3k tokens/s: ``mfu(238.3e3, 540.35e9, layers=118,
-    hidden=18432, seq_len=2048, gpus=6144, peak_flops_per_s=275e12).mfu`` is about 0.46.
+    (275 TFLOP/s each) at 238.3k tokens/s with 48 heads of 256: ``mfu(238.3e3, 540.35e9,
+    layers=118, hidden=18432, seq_len=2048, attention_width=48 * 256, gpus=6144,
+    peak_flops_per_s=275e12).mfu`` is the paper's 0.462.
 
     ``flops_per_token`` replaces the formula by a count of your own, e.g. the training FLOPs
     of an analysed model divided by the tokens of its example batch
@@ -181,10 +188,12 @@ def mfu(
         model = hw = check_number("flops_per_token", flops_per_token, minimum=0, strict=True)
     else:
         assert params is not None
-        model = transformer_flops_per_token(params, layers=layers, hidden=hidden, seq_len=seq_len)
+        model = transformer_flops_per_token(params, layers=layers, hidden=hidden, seq_len=seq_len,
+                                            attention_width=attention_width)  # fmt: skip
         hw = transformer_flops_per_token(
-            params, layers=layers, hidden=hidden, seq_len=seq_len, recompute=recompute
-        )
+            params, layers=layers, hidden=hidden, seq_len=seq_len, recompute=recompute,
+            attention_width=attention_width,
+        )  # fmt: skip
     per_gpu = rate / n_gpus
     return MfuResult(
         gpu=g.name if peak_flops_per_s is None else "custom peak",

@@ -23,16 +23,14 @@
 - **Tensor parallelism** (Shoeybi et al. 2019, "Megatron-LM", section 3): two all-reduces of
   the b x s x h activation per layer forward and two backward, on the critical path.
 
-:func:`step_time` combines them for a GPT-style transformer on N = data x tensor x pipeline
-GPUs. Compute time comes from the kit's GEMM model (:func:`.gemm.gemm_sweep`) for the
-layer's GEMMs (Q/K/V, attention scores and context, output projection, the two MLP GEMMs,
-each with its two backward GEMMs) and the logit layer; element-wise kernels are left out,
-so the prediction is optimistic by their share (notebook 06).
+:func:`step_time` combines them for a transformer on N = data x tensor x pipeline GPUs as a
+view of the step's kernel list (:mod:`.workload`): every GEMM, attention, memory-bound,
+optimizer and collective kernel, priced one by one, with the memory the step needs beside
+its MFU.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -41,12 +39,12 @@ import numpy as np
 from ._validate import check_choice, check_int, check_number, describe
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
-from .gemm import gemm_sweep
-from .gpus import Gpu, _read_csv
+from .gpus import Gpu
 from .gpus import gpu as _gpu
-from .mfu import transformer_flops_per_token, transformer_params
-from .parallel import allgather_bytes, allreduce_bytes, zero_communication_elements
+from .links import Interconnect, default_links, interconnect, interconnect_names
+from .parallel import allgather_bytes, allreduce_bytes
 from .results import ResultMixin
+from .workload import PRECISIONS, LlmSpec, WorkloadTime, llm, price, workload
 
 __all__ = [
     "COLLECTIVES",
@@ -68,74 +66,6 @@ __all__ = [
 ]
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
-
-
-# -- links ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Interconnect(ResultMixin):
-    """A GPU link from ``data/interconnects.csv``: one-way bandwidth and per-hop latency."""
-
-    name: str
-    kind: str
-    bandwidth_bytes_per_s: float
-    latency_s: float
-    gpus: str
-    source: str
-
-    _units: ClassVar[dict[str, str]] = {"bandwidth_bytes_per_s": "B/s", "latency_s": "s"}
-
-
-@functools.lru_cache(maxsize=1)
-def _links() -> dict[str, Interconnect]:
-    index: dict[str, Interconnect] = {}
-    for r in _read_csv("interconnects.csv"):
-        link = Interconnect(
-            name=r["name"],
-            kind=r["kind"],
-            bandwidth_bytes_per_s=float(r["bandwidth_gb_per_s"]) * 1e9,
-            latency_s=float(r["latency_us"]) * 1e-6,
-            gpus=r["gpus"],
-            source=r["source"],
-        )
-        for key in (r["name"], *r["aliases"].split(";")):
-            if key.strip():
-                index[key.strip().lower()] = link
-    return index
-
-
-def interconnect_names() -> list[str]:
-    return list(dict.fromkeys(link.name for link in _links().values()))
-
-
-def interconnect(name: str | Interconnect) -> Interconnect:
-    """A link by name or alias (``'NVLink4'``, ``'NDR'``), case-insensitively."""
-    if isinstance(name, Interconnect):
-        return name
-    if isinstance(name, str) and name.strip().lower() in _links():
-        return _links()[name.strip().lower()]
-    raise InvalidParameter(
-        f"'link' must be one of {', '.join(interconnect_names())} (got {describe(name)})"
-    )
-
-
-# Links of a server and between servers, by architecture (interconnects.csv, 'gpus').
-_DEFAULT_LINKS = {
-    "volta": ("NVLink2", "IB-HDR"),
-    "ampere_ga100": ("NVLink3", "IB-HDR"),
-    "hopper": ("NVLink4", "IB-NDR"),
-    "blackwell": ("NVLink5", "IB-XDR"),
-}
-
-
-def default_links(g: Gpu) -> tuple[Interconnect, Interconnect]:
-    """(inside a server, between servers) for a GPU: NVLink of its generation and the
-    InfiniBand of its clusters; PCIe 4 and HDR for GPUs without NVLink."""
-    intra, inter = _DEFAULT_LINKS.get(g.architecture, ("PCIe4", "IB-HDR"))
-    if "pcie" in g.name.lower():
-        intra = "PCIe5" if g.architecture == "hopper" else "PCIe4"
-    return interconnect(intra), interconnect(inter)
 
 
 def _bandwidth_latency(link: Any, bandwidth: Any, latency: Any) -> tuple[float, float]:
@@ -425,13 +355,19 @@ def pipeline_schedule(
 
 @dataclass(frozen=True)
 class StepResult(ResultMixin):
-    """The predicted time of one training step on N GPUs, what it is made of, and its MFU.
+    """The predicted time of one training step on N GPUs, what it is made of, its MFU, and
+    whether it fits in memory.
 
-    Times are per step on one GPU. ``compute_s``: the GEMMs of all micro-batches;
-    ``tensor_parallel_s`` and ``pipeline_p2p_s``: communication on the critical path;
-    ``bubble_s``: pipeline fill and drain; ``data_parallel_s``: the whole gradient
-    all-reduce (or ZeRO-3 traffic), of which ``data_parallel_exposed_s`` is not hidden
-    behind the backward pass. ``timeline`` lists (lane, label, start_s, duration_s) for a
+    A view of the step's kernel list (:func:`.workload.workload`, priced by
+    :func:`.workload.price` with eager launches, as training frameworks run). Times are per
+    step on one GPU (the slowest pipeline stage). ``compute_s``: every compute kernel of all
+    micro-batches and the optimizer; ``tensor_parallel_s`` (tensor, sequence, context and
+    expert parallel collectives) and ``pipeline_p2p_s``: communication on the critical path;
+    ``bubble_s``: pipeline fill and drain; ``data_parallel_s``: the gradient all-reduce (or
+    ZeRO-3 traffic), of which ``data_parallel_exposed_s`` is not hidden behind compute;
+    ``launch_exposed_s``: time the GPU waits for the host. ``memory_bytes``: what one GPU
+    holds at the step's peak (:func:`.workload.workload_memory`); ``fits`` compares it
+    with the GPU's memory. ``timeline`` lists (lane, label, start_s, duration_s) for a
     picture of one GPU's step.
     """
 
@@ -454,12 +390,18 @@ class StepResult(ResultMixin):
     bubble_s: float
     data_parallel_s: float
     data_parallel_exposed_s: float
+    launch_exposed_s: float
     step_s: float
     tokens_per_s: float
     mfu: float
+    memory_bytes: float
+    capacity_bytes: float
+    fits: bool
+    feasibility: str
     intra_link: str
     inter_link: str
     timeline: tuple[tuple[str, str, float, float], ...] = field(default=(), repr=False)
+    priced: WorkloadTime | None = field(default=None, repr=False, compare=False)
 
     _units: ClassVar[dict[str, str]] = {
         "model_flops_per_step": "FLOP",
@@ -469,46 +411,22 @@ class StepResult(ResultMixin):
         "bubble_s": "s",
         "data_parallel_s": "s",
         "data_parallel_exposed_s": "s",
+        "launch_exposed_s": "s",
         "step_s": "s",
+        "memory_bytes": "iB",
+        "capacity_bytes": "iB",
     }
-    _hidden: ClassVar[tuple[str, ...]] = ("timeline",)
+    _hidden: ClassVar[tuple[str, ...]] = ("timeline", "priced")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in super().to_dict().items() if k != "priced"}
 
     def _title(self) -> str:
         return (
             f"Training step on {self.gpus} x {self.gpu} (DP {self.data_parallel}, "
-            f"TP {self.tensor_parallel}, PP {self.pipeline_parallel}): MFU {self.mfu:.1%}"
+            f"TP {self.tensor_parallel}, PP {self.pipeline_parallel}): MFU {self.mfu:.1%}; "
+            f"{self.feasibility}"
         )
-
-
-def _layer_gemm_times(
-    tokens: int, mb: int, s: int, h: int, heads: int, ffn: int, tp: int, vocab: int, d: str, g: Gpu
-) -> tuple[float, float, float, float]:
-    """(forward, backward) seconds of one layer's GEMMs, and of the logit layer."""
-    hd = h // heads
-    bh = mb * heads // tp
-    # forward GEMMs as (batch, M, N, K): QKV, scores, context, output, MLP up, MLP down
-    fwd = np.array(
-        [
-            (1, tokens, 3 * h // tp, h),
-            (bh, s, s, hd),
-            (bh, s, hd, s),
-            (1, tokens, h, h // tp),
-            (1, tokens, ffn // tp, h),
-            (1, tokens, h, ffn // tp),
-            (1, tokens, vocab // tp, h),  # the logit layer (last stage only)
-        ],
-        dtype=np.int64,
-    )
-    # backward: the input gradient (M x K from M x N and N x K) and the weight gradient
-    # (K x N from K x M and M x N) of every forward GEMM
-    bwd = np.concatenate([fwd[:, [0, 1, 3, 2]], fwd[:, [0, 3, 2, 1]]])
-    allg = np.concatenate([fwd, bwd])
-    t = gemm_sweep(allg[:, 1], allg[:, 2], allg[:, 3], batch=allg[:, 0], dtype=d, gpu=g)
-    times = np.asarray(t.predicted_time_s, dtype=np.float64)
-    nf = len(fwd)
-    f, b = times[:nf], times[nf:]
-    b_pairs = b[:nf] + b[nf:]
-    return float(f[:6].sum()), float(b_pairs[:6].sum()), float(f[6]), float(b_pairs[6])
 
 
 def step_time(
@@ -534,17 +452,25 @@ def step_time(
     intra_link: str | None = None,
     inter_link: str | None = None,
     grad_bytes: int = 2,
+    model: str | LlmSpec | None = None,
+    attention: str = "flash2",
+    recompute: str = "none",
+    sequence_parallel: bool | None = None,
 ) -> StepResult:
-    """Predict one training step of a GPT-style model on ``gpus`` GPUs, and its MFU.
+    """Predict one training step of a GPT-style model on ``gpus`` GPUs, its MFU and memory.
 
     ``gpus`` = data x tensor x pipeline parallel; ``global_batch`` sequences per step are
     split over the data-parallel replicas and run as micro-batches of ``micro_batch``.
     Tensor-parallel groups sit inside a server (``intra_link``); data-parallel and
     pipeline traffic crosses servers (``inter_link``) once a group spans more than
-    ``gpus_per_node`` GPUs. ``zero=3`` models ZeRO-3 / FSDP traffic (3 Psi instead of
-    2 Psi); ``overlap`` hides gradient traffic behind the last micro-batch's backward pass.
-    ``grad_bytes=2``: gradients are all-reduced in 16 bits, as PyTorch DDP does for BF16
-    parameters (Megatron-LM can reduce them in FP32: pass 4).
+    ``gpus_per_node`` GPUs. ``zero=3`` models ZeRO-3 / FSDP (weights gathered forward and
+    backward, gradients reduce-scattered, every micro-batch); ``overlap`` hides gradient
+    traffic behind compute. ``grad_bytes=2``: gradients are all-reduced in 16 bits, as
+    PyTorch DDP does for BF16 parameters (Megatron-LM can reduce them in FP32: pass 4).
+    ``model`` (a name or :class:`.workload.LlmSpec`) replaces the GPT shape given by
+    ``layers`` ... ``ffn_mult`` (GQA, gated MLPs); ``attention``, ``recompute`` and
+    ``sequence_parallel`` are :func:`.workload.workload`'s options. ``dtype='fp8'`` trains
+    with FP8 GEMMs.
     """
     L = check_int("layers", layers, maximum=1024, allow_array=False)
     h = check_int("hidden", hidden, maximum=1 << 17, allow_array=False)
@@ -564,8 +490,14 @@ def step_time(
     gbytes = check_int("grad_bytes", grad_bytes, maximum=8, allow_array=False)
     if not isinstance(overlap, bool):
         raise InvalidParameter(f"'overlap' must be True or False (got {describe(overlap)})")
-    if h % a:
-        raise InvalidParameter(f"'heads' must divide hidden ({h}) (got {a})")
+    if model is None:
+        if h % a:
+            raise InvalidParameter(f"'heads' must divide hidden ({h}) (got {a})")
+        spec = LlmSpec(name=f"GPT {L}L h{h}", layers=L, hidden=h, heads=a, kv_heads=a,
+                       head_dim=h // a, ffn=f * h, vocab=V, gated_mlp=False, rotary=False)  # fmt: skip
+    else:
+        spec = llm(model)
+    L, h, a, V = spec.layers, spec.hidden, spec.heads, spec.vocab
     if N % (tp * pp):
         raise InvalidParameter(
             f"'gpus' must be a multiple of tensor_parallel x pipeline_parallel ({tp * pp}) "
@@ -576,10 +508,10 @@ def step_time(
         raise InvalidParameter(
             f"'tensor_parallel' must divide heads ({a}), hidden ({h}) and vocab ({V}) (got {tp})"
         )
-    if L % (pp * (v if schedule == "interleaved" else 1)):
+    vv = v if schedule == "interleaved" else 1
+    if L % (pp * vv):
         raise InvalidParameter(
-            f"'pipeline_parallel' x chunks must divide layers ({L}) "
-            f"(got {pp} x {v if schedule == 'interleaved' else 1})"
+            f"'pipeline_parallel' x chunks must divide layers ({L}) (got {pp} x {vv})"
         )
     if B % (dp * mb):
         raise InvalidParameter(
@@ -590,48 +522,41 @@ def step_time(
     d = _dtype(dtype)
     g.peak_flops(d)  # the GPU must run the dtype: the standard message otherwise
     m = B // (dp * mb)
+    precision = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "fp4_e2m1": "fp4"}.get(d.name, d.name)
+    if precision not in PRECISIONS:
+        raise InvalidParameter(
+            f"'dtype' must be one of {', '.join(PRECISIONS)} for training (got {describe(dtype)})"
+        )
+    w = workload(spec, phase="training", batch=mb, seq=s, micro_batches=m, precision=precision,
+                 attention=attention, recompute=recompute, data_parallel=dp, zero=zero,
+                 tensor_parallel=tp, sequence_parallel=sequence_parallel, pipeline_parallel=pp,
+                 pipeline_chunks=vv, grad_bytes=gbytes)  # fmt: skip
+    pr = price(w, g, timing="eager", gpus_per_node=npn, intra_link=intra_link,
+               inter_link=inter_link, overlap=overlap)  # fmt: skip
     intra, inter = default_links(g)
     if intra_link is not None:
         intra = interconnect(intra_link)
     if inter_link is not None:
         inter = interconnect(inter_link)
-    tokens = mb * s
 
-    lf, lb, hf, hb = _layer_gemm_times(tokens, mb, s, h, a, f * h, tp, V, d.name, g)
-    per_stage = L // pp
-    fwd = per_stage * lf + hf  # the slowest stage: its layers and the logit layer
-    bwd = per_stage * lb + hb
-    act_bytes = tokens * h * d.bytes_per_element
-    tp_link = intra if tp <= npn else inter
-    tp_ar = allreduce_time(act_bytes, tp, link=tp_link)
-    tp_f = tp_b = 2 * per_stage * tp_ar  # Megatron: 2 all-reduces forward, 2 backward
-    pp_link = intra if tp * pp <= npn else inter
-    p2p = 0.0 if pp == 1 else act_bytes / pp_link.bandwidth_bytes_per_s + pp_link.latency_s
-    slot_f, slot_b = fwd + tp_f + p2p, bwd + tp_b + p2p
-    vv = v if schedule == "interleaved" else 1
-    bubble = (pp - 1) / vv * (slot_f + slot_b)
-    pipeline_total = m * (slot_f + slot_b) + bubble
-    if schedule == "interleaved" and pp > 1:
-        # v times the stage boundaries, each crossed forward and backward by every micro-batch
-        pipeline_total += m * 2 * (vv - 1) * p2p
-
-    params = transformer_params(L, h, ffn_mult=f) + V * h
-    local_params = params / (tp * pp)
-    dp_link = intra if N <= npn else inter
-    elements = zero_communication_elements(local_params, 3 if zero == 3 else 0)
-    # 2 Psi elements = one all-reduce of Psi; ZeRO-3 moves 1.5 times as much
-    dp_time = (
-        allreduce_time(local_params * gbytes, dp, link=dp_link) * elements / (2 * local_params)
-        if dp > 1
-        else 0.0
-    )
-    window = (bwd if zero < 3 else fwd + bwd) if overlap else 0.0
-    exposed = max(0.0, dp_time - window)
-    step = pipeline_total + exposed
+    ks = w.kernels
+    each = pr.times_s * w.column("count")
+    group = w.column("group")
+    passes = w.column("pass_")
+    tp_t = float(each[np.isin(group, ["tp", "cp", "ep"])].sum())
+    p2p = float(each[group == "pp"].sum())
+    dp_t = float(each[group == "dp"].sum())
+    dp_exposed = pr.overlapped_exposed_s
+    compute = np.array([k.kind != "collective" for k in ks])
+    fwd = float(each[compute & (passes == "forward")].sum()) / m
+    bwd = float(each[compute & np.isin(passes, ["backward", "recompute"])].sum()) / m
+    opt = float(each[compute & (passes == "optimizer")].sum())
+    comm_f = float(each[~compute & (passes == "forward") & (group != "dp")].sum()) / m
+    comm_b = float(each[~compute & (passes == "backward") & (group != "dp")].sum()) / m
+    bubble = pr.bubble_s
+    step = pr.step_s
     tokens_step = B * s
-    flops = transformer_flops_per_token(params - V * h, layers=L, hidden=h, seq_len=s)
-    flops = (flops + 6.0 * V * h) * tokens_step  # the logit layer's weights count too
-    peak = g.peak_flops(d)
+    flops = w.model_flops * N  # PaLM's model FLOPs of the whole step, on all GPUs
 
     timeline: list[tuple[str, str, float, float]] = []
     t = 0.0
@@ -639,14 +564,10 @@ def step_time(
         timeline.append(("compute", "pipeline fill", t, bubble / 2))
         t += bubble / 2
     # one entry per micro-batch pass; past 32 micro-batches, groups of them (same total)
-    group = max(1, -(-m // 32))
-    for i in range(0, m, group):
-        k = min(group, m - i)
-        # interleaving crosses v times as many stage boundaries per micro-batch
-        for label, comp, comm in (
-            ("forward", fwd, tp_f + vv * p2p),
-            ("backward", bwd, tp_b + vv * p2p),
-        ):
+    grp = max(1, -(-m // 32))
+    for i in range(0, m, grp):
+        k = min(grp, m - i)
+        for label, comp, comm in (("forward", fwd, comm_f), ("backward", bwd, comm_b)):
             timeline.append(("compute", label, t, k * comp))
             t += k * comp
             if comm > 0:
@@ -655,10 +576,16 @@ def step_time(
     if pp > 1:
         timeline.append(("compute", "pipeline drain", t, bubble / 2))
         t += bubble / 2
-    if dp_time > 0:
-        start = t - (min(dp_time, window) if overlap else 0.0)
+    if opt > 0:
+        timeline.append(("compute", "optimizer", t, opt))
+        t += opt
+    if pr.launch_exposed_s > 0:
+        timeline.append(("compute", "waiting for launches", t, pr.launch_exposed_s))
+        t += pr.launch_exposed_s
+    if dp_t > 0:
+        start = max(0.0, t - opt - pr.launch_exposed_s - (dp_t - dp_exposed))
         label = "gradient all-reduce" if zero < 3 else "ZeRO-3 traffic"
-        timeline.append(("network", label, start, dp_time))
+        timeline.append(("network", label, start, dp_t))
     return StepResult(
         gpu=g.name,
         dtype=d.name,
@@ -670,19 +597,25 @@ def step_time(
         micro_batches=m,
         micro_batch=mb,
         global_batch=B,
-        params=params,
+        params=w.params,
         tokens_per_step=tokens_step,
         model_flops_per_step=flops,
-        compute_s=m * (fwd + bwd),
-        tensor_parallel_s=m * (tp_f + tp_b),
-        pipeline_p2p_s=m * 2 * p2p * vv,
+        compute_s=pr.device_time_s,
+        tensor_parallel_s=tp_t,
+        pipeline_p2p_s=p2p,
         bubble_s=bubble,
-        data_parallel_s=dp_time,
-        data_parallel_exposed_s=exposed,
+        data_parallel_s=dp_t,
+        data_parallel_exposed_s=dp_exposed,
+        launch_exposed_s=pr.launch_exposed_s,
         step_s=step,
         tokens_per_s=tokens_step / step,
-        mfu=flops / (step * N * peak),
+        mfu=pr.mfu,
+        memory_bytes=pr.memory_bytes,
+        capacity_bytes=pr.capacity_bytes,
+        fits=pr.fits,
+        feasibility=pr.feasibility,
         intra_link=intra.name,
         inter_link=inter.name,
         timeline=tuple(timeline),
+        priced=pr,
     )

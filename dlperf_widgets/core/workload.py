@@ -23,7 +23,7 @@ Counting conventions (each line says where it comes from):
   probabilities to DRAM; FlashAttention (Dao et al. 2022, section 3.1) keeps them on chip
   and reads Q, K, V and writes O once. A causal mask lets fused kernels skip half the
   score blocks. Fused backward recomputes the scores: 5 matrix products against the
-  forward's 2 (Dao 2023, "FlashAttention-2", section 3.2), so 2.5 x the forward FLOPs.
+  forward's 2, so 2.5 x the forward FLOPs (the count of Dao 2023, "FlashAttention-2").
 - Memory-bound kernels move each tensor they read or write through DRAM once (NVIDIA
   "Optimizing Memory-Limited Layers" guide), with the operation counts of
   :mod:`.memlimited`.
@@ -56,9 +56,9 @@ from .errors import InvalidParameter
 from .gemm import gemm_sweep
 from .gpus import Gpu
 from .gpus import gpu as _gpu
+from .links import Interconnect, default_links, interconnect
 from .memlimited import _cuda_peak
 from .results import ResultMixin, format_quantity
-from .scaleout import Interconnect, default_links, interconnect
 
 __all__ = [
     "ATTENTION_IMPLS",
@@ -71,9 +71,11 @@ __all__ = [
     "TIMINGS",
     "WEIGHT_FORMATS",
     "Kernel",
+    "TimeBreakdown",
     "Workload",
     "WorkloadMemory",
     "WorkloadTime",
+    "fused_attention_time_s",
     "price",
     "workload",
     "workload_constants",
@@ -83,7 +85,9 @@ PHASES = ("training", "prefill", "decode")
 KINDS = ("gemm", "attention", "memory", "quant", "optimizer", "collective")
 # 'sdpa' is PyTorch's scaled_dot_product_attention on its FlashAttention-2 backend.
 ATTENTION_IMPLS = ("eager", "flash1", "flash2", "sdpa")
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")
+# block-scaled narrow formats: GEMMs in them, activations in BF16 between kernels
+_NARROW = {"fp8": ("fp8_e4m3", 1.0), "fp4": ("fp4_e2m1", 0.5)}
 WEIGHT_FORMATS = ("same", "fp8", "int8", "int4", "w8a8")
 # weight-only formats: weights stored narrow, dequantised to 16 bits inside the GEMM
 _WEIGHT_ONLY = ("fp8", "int8", "int4")
@@ -131,8 +135,9 @@ _STATE_BYTES = {"adamw": 8, "adamw_fused": 8, "sgd": 4}
 # default multi-tensor ('foreach') path launches a few kernels per group of tensors; the
 # unfused count here is one kernel per tensor per operation of the update (about 5).
 _UNFUSED_ADAM_OPS = 5
-# Selective recomputation (Korthikanti et al. 2022, section 4.2.3) recomputes the part of
-# attention whose saved tensors grow with s^2: the scores, softmax and its dropout.
+# Selective recomputation (Korthikanti et al. 2022, "selective activation recomputation")
+# recomputes the part of attention whose saved tensors grow with s^2: the scores, softmax
+# and its dropout.
 _SELECTIVE = ("scores Q K^T", "softmax", "attention dropout")
 
 
@@ -341,6 +346,7 @@ class Workload(ResultMixin):
     context_parallel: int
     expert_parallel: int
     kv_dtype: str
+    group_size: int
     gpus: int
     params: float
     params_per_gpu: float
@@ -416,7 +422,9 @@ def _bits_per_weight(weights: str, precision: str, group_size: int) -> float:
         return 8 + _SCALE_BITS / group_size
     if weights == "int4":
         return 4 + _SCALE_BITS / group_size
-    return 8.0 * _dtype("fp8_e4m3" if precision == "fp8" else precision).bytes_per_element
+    return (
+        8.0 * _dtype(_NARROW[precision][0] if precision in _NARROW else precision).bytes_per_element
+    )
 
 
 def _linear(
@@ -543,6 +551,7 @@ def workload(
     pipeline_chunks: int = 1,
     context_parallel: int = 1,
     expert_parallel: int = 1,
+    grad_bytes: int | None = None,
     experts: int = 1,
     top_k: int = 1,
     capacity_factor: float = 1.0,
@@ -575,7 +584,7 @@ def workload(
     wf = check_choice("weights", weights, WEIGHT_FORMATS)
     gs = check_int("group_size", group_size, allow_array=False, maximum=1 << 20)
     kvd = _dtype(check_choice("kv_dtype", kv_dtype, ("fp16", "bf16", "fp8", "int8"))
-                 if kv_dtype is not None else ("fp16" if prec in ("fp8", "fp32", "tf32") else prec))  # fmt: skip
+                 if kv_dtype is not None else ("fp16" if prec in ("fp8", "fp4", "fp32", "tf32") else prec))  # fmt: skip
     impl = check_choice("attention", attention, ATTENTION_IMPLS)
     impl = "flash2" if impl == "sdpa" else impl
     causal = check_bool("causal", causal)
@@ -586,12 +595,14 @@ def workload(
     dp = check_int("data_parallel", data_parallel, allow_array=False, maximum=_MAX_RANKS)
     z = check_int("zero", zero, minimum=0, maximum=3, allow_array=False)
     tp = check_int("tensor_parallel", tensor_parallel, allow_array=False, maximum=1024)
-    sp = (tp > 1) if sequence_parallel is None else check_bool("sequence_parallel",
+    sp = (tp > 1 and ph == "training") if sequence_parallel is None else check_bool("sequence_parallel",
                                                                sequence_parallel)  # fmt: skip
     pp = check_int("pipeline_parallel", pipeline_parallel, allow_array=False, maximum=1024)
     chunks = check_int("pipeline_chunks", pipeline_chunks, allow_array=False, maximum=64)
     cp = check_int("context_parallel", context_parallel, allow_array=False, maximum=1024)
     ep = check_int("expert_parallel", expert_parallel, allow_array=False, maximum=1024)
+    gb = None if grad_bytes is None else check_int("grad_bytes", grad_bytes, allow_array=False,
+                                                   maximum=8)  # fmt: skip
     ne = check_int("experts", experts, allow_array=False, maximum=1 << 12)
     topk = check_int("top_k", top_k, allow_array=False, maximum=1 << 12)
     cap = float(check_number("capacity_factor", capacity_factor, minimum=1.0))
@@ -627,13 +638,17 @@ def workload(
             f"(got {tokens * mbs:,})"
         )
 
-    gemm_dt = {"fp8": "fp8_e4m3", "tf32": "tf32"}.get(prec, prec)
+    gemm_dt = _NARROW[prec][0] if prec in _NARROW else prec
     if wf == "w8a8":
         gemm_dt = "int8"
-    act_dt = "fp32" if prec in ("fp32", "tf32") else ("bf16" if prec in ("bf16", "fp8") else "fp16")
+    act_dt = (
+        "fp32"
+        if prec in ("fp32", "tf32")
+        else ("bf16" if prec in ("bf16", "fp8", "fp4") else "fp16")
+    )
     act = float(_dtype(act_dt).bytes_per_element)
     b = _Builder(act=act, dt=act_dt)
-    wbits = _bits_per_weight(wf, act_dt if prec != "fp8" else "fp8", gs)
+    wbits = _bits_per_weight(wf, act_dt if prec not in _NARROW else prec, gs)
     L = spec.layers // pp
     h, hd = spec.hidden, spec.head_dim
     heads, kvh = spec.heads // tp, max(1, spec.kv_heads // tp)
@@ -649,17 +664,18 @@ def workload(
             t: int = t_local) -> None:  # fmt: skip
         kind_dt = gemm_dt_w
         _linear(b, name, path, t, n, kin, cnt, wbits, training, kind_dt, saved)
-        if training and prec in ("fp16", "bf16", "fp8"):
+        if training and prec in ("fp16", "bf16", "fp8", "fp4"):
             # autocast: the FP32 weight is cast to the GEMM's dtype on every forward (read
             # 4 B, write 2 B per weight); its backward accumulates the 16-bit weight
             # gradient into the FP32 .grad
             b.add(name=f"{name} weight cast", path=path, pass_="forward", kind="quant",
                   flops=1.0 * n * kin, bytes=6.0 * n * kin, count=cnt)  # fmt: skip
-        if prec == "fp8" or wf == "w8a8":
-            # per-tensor scaling: the input is cast to 8 bits before the GEMM (one read,
-            # one 1-byte write per element), Transformer Engine's delayed scaling.
+        if prec in _NARROW or wf == "w8a8":
+            # scaled casts: the input is cast to the narrow format before the GEMM (one
+            # read, one narrow write per element), as Transformer Engine's recipes do
+            narrow = _NARROW[prec][1] if prec in _NARROW else 1.0
             b.add(name=f"{name} cast", path=path, pass_="forward", kind="quant",
-                  flops=2.0 * t * kin, bytes=t * kin * (act + 1), count=cnt)  # fmt: skip
+                  flops=2.0 * t * kin, bytes=t * kin * (act + narrow), count=cnt)  # fmt: skip
 
     # Norm before attention, QKV, rotary embedding, attention, output projection, residual.
     _memory(b, "attn_norm", f"{layer}.attn_norm", t_sp * h, _NORM_FLOPS, 1, 1, L,
@@ -711,7 +727,10 @@ def workload(
         # ring attention passes every other rank's K and V around the ring once
         _collective(b, "cp K/V ring", layer, "all-gather", "cp", cp,
                     bsz * s * 2 * kv_out * act, L, "forward")  # fmt: skip
-    lin("o_proj", h, q_out, t_local * q_out * act)
+    # fused attention kernels write O in (batch, seq, heads, head dim) order, so the output
+    # projection's input is a view of the O they already saved; eager attention's P V
+    # output must be copied into that order first, a tensor of its own
+    lin("o_proj", h, q_out, t_local * q_out * act if impl == "eager" or ph == "decode" else 0.0)
     if dropout:
         _dropout(b, "hidden dropout", layer, t_sp * h, L, training, False)
     if tp > 1:
@@ -730,25 +749,34 @@ def workload(
         lin("router", ne, h, t_local * h * act)
         routed = math.ceil(t_local * topk * cap)  # token slots this GPU's tokens fill
         local_e = ne // ep
-        per_expert = math.ceil(routed / ne) * ep  # rows each local expert receives
+        # Only experts that receive a token run: with T tokens routed uniformly to top_k of
+        # E experts, an expert receives none with probability (1 - k/E)^T (at batch-1
+        # decode, just the top_k experts' weights are read).
+        group_tokens = t_local * ep
+        active = local_e * (1.0 - (1.0 - topk / ne) ** group_tokens)
+        run = max(1, min(local_e, math.ceil(active - 1e-9)))
+        rows_here = math.ceil(group_tokens * topk * cap * local_e / ne)
+        per_expert = math.ceil(rows_here / run)  # rows each running expert receives
         if ep > 1:
             _collective(b, "ep dispatch all-to-all", f"{layer}.experts", "all-to-all", "ep",
                         ep, routed * h * act, L, "forward")  # fmt: skip
-        t_e = per_expert * local_e
-        _linear(b, "experts up", f"{layer}.experts", per_expert, up_n, h, L * local_e, wbits,
+        t_e = per_expert * run
+        _linear(b, "experts up", f"{layer}.experts", per_expert, up_n, h, L * run, wbits,
                 training, gemm_dt_w, per_expert * h * act)  # fmt: skip
         act_rows = t_e
     else:
         lin("up_proj" if not spec.gated_mlp else "gate_up_proj", up_n, h, t_local * h * act)
         act_rows = t_local
     if spec.gated_mlp:
+        # autograd of silu(gate) * up keeps gate and up (one tensor when gate and up come
+        # from one GEMM) and silu's output: 3 x tokens x ffn (a fused SwiGLU kernel keeps 2)
         _memory(b, "silu x up", f"{layer}.mlp", act_rows * ffn, _SWIGLU_FLOPS, 2, 1, L,
-                saved=2 * act_rows * ffn * act if training else 0.0)  # fmt: skip
+                saved=3 * act_rows * ffn * act if training else 0.0)  # fmt: skip
     else:
         _memory(b, "gelu", f"{layer}.mlp", act_rows * ffn, _GELU_FLOPS, 1, 1, L,
                 saved=act_rows * ffn * act if training else 0.0)  # fmt: skip
     if ne > 1:
-        _linear(b, "experts down", f"{layer}.experts", per_expert, h, ffn, L * local_e, wbits,
+        _linear(b, "experts down", f"{layer}.experts", per_expert, h, ffn, L * run, wbits,
                 training, gemm_dt_w, per_expert * ffn * act)  # fmt: skip
         if ep > 1:
             _collective(b, "ep combine all-to-all", f"{layer}.experts", "all-to-all", "ep",
@@ -797,7 +825,9 @@ def workload(
         if mbs > 1:
             kernels = [replace(k, count=k.count * mbs) for k in kernels]
         kernels.extend(_optimizer_kernels(opt, local_params, dp, z, spec, L))
-        gbytes = 2.0 if act < 4 else 4.0
+        # gradients are reduced in the activations' width (PyTorch DDP / FSDP with 16-bit
+        # parameters) unless grad_bytes says otherwise (Megatron can reduce in FP32)
+        gbytes = float(gb) if gb is not None else (2.0 if act < 4 else 4.0)
         if dp > 1:
             if z < 2:
                 kernels.append(Kernel(name="gradient all-reduce", path="*", pass_="backward",
@@ -845,6 +875,7 @@ def workload(
         context_parallel=cp,
         expert_parallel=ep,
         kv_dtype=kvd.name,
+        group_size=gs,
         gpus=gpus_count,
         params=params,
         params_per_gpu=local_params,
@@ -956,7 +987,8 @@ class WorkloadTime(ResultMixin):
     the achievable rates (a kernel is math-bound where the first is larger). ``device_time_s``: all compute kernels back to back (what CUPTI
     sums); ``launch_exposed_s``: time the GPU waits for the host ('eager'), or the one graph
     launch ('graph'); ``communication_s`` and ``communication_exposed_s``: the collectives,
-    and what of them is not hidden behind compute; ``bubble_s``: pipeline fill and drain.
+    and what of them is not hidden behind compute (``overlapped_exposed_s``: the part of the
+    collectives meant to overlap, gradient reduction and ZeRO-3 gathers, that outlasts it); ``bubble_s``: pipeline fill and drain.
     ``step_s`` is their sum. ``mfu``: model FLOPs (PaLM's count) over step time and the
     GPU's dense peak in the GEMMs' dtype. ``memory``: what the step keeps on the GPU, and
     whether it fits.
@@ -969,6 +1001,7 @@ class WorkloadTime(ResultMixin):
     launch_exposed_s: float
     communication_s: float
     communication_exposed_s: float
+    overlapped_exposed_s: float
     bubble_s: float
     tokens_per_s: float
     model_flops_per_s: float
@@ -989,6 +1022,7 @@ class WorkloadTime(ResultMixin):
         "launch_exposed_s": "s",
         "communication_s": "s",
         "communication_exposed_s": "s",
+        "overlapped_exposed_s": "s",
         "bubble_s": "s",
         "model_flops_per_s": "FLOP/s",
         "memory_bytes": "iB",
@@ -1036,11 +1070,59 @@ class WorkloadTime(ResultMixin):
 
     def kernel_table(self, n: int = 15) -> str:
         """The kernels that take the time, as text: one row per kernel, largest first."""
-        rows = []
-        for k, t in self.top_kernels(n):
-            rows.append([*_row_cells(k)[:7], format_quantity(t, "s"),
-                         f"{t / self.step_s:.1%}" if self.step_s else "-"])  # fmt: skip
-        return _table_text([*_HEADER[:7], "time", "share"], rows, self._title())
+        return str(self.breakdown(n))
+
+    def breakdown(self, n: int = 15) -> TimeBreakdown:
+        """Which kernels take the time: the ``n`` largest and the step's categories."""
+        top = self.top_kernels(n)
+        return TimeBreakdown(
+            title=self._title(),
+            step_s=self.step_s,
+            categories=dict(self.categories),
+            kernels=tuple(
+                {"pass": k.pass_, "path": k.path, "kernel": k.name, "kind": k.kind,
+                 "count": k.count, "time_s": t,
+                 "share": t / self.step_s if self.step_s else 0.0}
+                for k, t in top
+            ),
+            _cells=tuple(
+                (*_row_cells(k)[:7], format_quantity(t, "s"),
+                 f"{t / self.step_s:.1%}" if self.step_s else "-")
+                for k, t in top
+            ),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TimeBreakdown(ResultMixin):
+    """Where a priced step's time goes: its categories (GEMMs, attention, memory-bound,
+    optimizer, exposed communication, pipeline bubble, exposed launch; they add up to
+    ``step_s``) and its largest kernels (time x count and share of the step)."""
+
+    title: str
+    step_s: float
+    categories: dict[str, float]
+    kernels: tuple[dict[str, Any], ...]
+    _cells: tuple[tuple[str, ...], ...] = field(default=(), repr=False)
+
+    _units: ClassVar[dict[str, str]] = {"step_s": "s"}
+
+    def _title(self) -> str:
+        return self.title
+
+    def _table(self) -> tuple[list[str], list[list[str]]]:
+        return [*_HEADER[:7], "time", "share"], [list(c) for c in self._cells]
+
+    def __str__(self) -> str:
+        header, rows = self._table()
+        cats = "  ".join(
+            f"{k} {format_quantity(v, 's')}" for k, v in self.categories.items() if v > 0
+        )
+        return _table_text(header, rows, self.title) + "\n" + cats
+
+    def _repr_html_(self) -> str:
+        header, rows = self._table()
+        return _table_html(header, rows, self.title)
 
 
 @dataclass(frozen=True)
@@ -1081,16 +1163,19 @@ def workload_memory(w: Workload) -> WorkloadMemory:
     p = w.params_per_gpu
     spec = w.spec
     if w.phase != "training":
-        weights = sum(k.weight_bytes * k.count for k in w.kernels if k.pass_ == "forward")
-        # the input embedding (not read as a GEMM) stays in 16 bits
-        weights += spec.vocab * spec.hidden * 2.0 / w.tensor_parallel * (not spec.tied_embeddings)
+        # every weight this GPU holds, as stored (experts that run no token this step too);
+        # the input embedding and the norms stay in 16 bits
+        wbits = _bits_per_weight(w.weights, w.precision, w.group_size)
+        emb = spec.vocab * spec.hidden / w.tensor_parallel * (not spec.tied_embeddings)
+        norms = (2 * spec.layers + 1) * spec.hidden / w.pipeline_parallel
+        weights = (p - emb - norms) * wbits / 8 + (emb + norms) * 2.0
         kv = 2.0 * spec.layers / w.pipeline_parallel * max(1, spec.kv_heads // w.tensor_parallel)
         kv *= spec.head_dim * w.context * w.batch * _dtype(w.kv_dtype).bytes_per_element
         act = max((k.bytes for k in w.kernels if k.kind != "collective"), default=0.0)
         total = weights + kv + act
         return WorkloadMemory(weights, 0.0, 0.0, 0.0, act, kv, total)
     z, dp = w.zero, w.data_parallel
-    wb = 4.0 if w.precision in ("fp32", "tf32", "bf16", "fp16", "fp8") else 2.0
+    wb = 4.0  # FP32 weights (autocast and FP8/FP4 recipes keep FP32 masters)
     weights = p * wb / (dp if z >= 3 else 1)
     grads = p * wb / (dp if z >= 2 else 1)
     states = p * _STATE_BYTES[w.optimizer] / (dp if z >= 1 else 1)
@@ -1141,8 +1226,13 @@ def _link_for(group_span: int, gpus_per_node: int, intra: Interconnect,
 
 def _collective_time(k: Kernel, bw: float, lat: float) -> float:
     n, s = k.ranks, k.bytes
-    if k.collective == "all-reduce":  # ring: reduce-scatter then all-gather
-        return 2 * (n - 1) * lat + 2 * (n - 1) / n * s / bw
+    if k.collective == "all-reduce":
+        # ring: reduce-scatter then all-gather, 2 (n - 1) steps; NCCL switches to a (double
+        # binary) tree for small messages, whose latency grows with log2 n instead (NCCL
+        # documentation, NCCL_ALGO): the faster of the two
+        ring = 2 * (n - 1) * lat + 2 * (n - 1) / n * s / bw
+        tree = 2 * math.ceil(math.log2(n)) * lat + 2 * s / bw
+        return min(ring, tree)
     if k.collective in ("all-gather", "reduce-scatter", "all-to-all"):
         return (n - 1) * lat + (n - 1) / n * s / bw
     return lat + s / bw  # p2p
@@ -1232,9 +1322,7 @@ def price(
         cal = achievable(g, k.dtype if g.supports(k.dtype) else "fp32")
         k_mem = k.bytes / (bw * cal.memory_fraction)
         if k.kind == "attention" and k.name.startswith("flash"):
-            dt = k.dtype if g.supports(k.dtype) else "fp16"
-            eff = consts[f"attention_{k.name.split()[0]}"].value
-            k_math = k.flops / (g.peak_flops(dt) * eff)
+            k_math = _fused_attention_math_s(k.flops, k.name.split()[0], g, k.dtype)
         else:
             k_math = k.flops / (_cuda_peak(g, _dtype(k.dtype)) * cal.math_fraction)
         times[i] = cal.kernel_overhead_s + overlap_time(k_math, k_mem)
@@ -1261,8 +1349,12 @@ def price(
     bwd = float(
         (times * count)[compute & np.isin(w.column("pass_"), ["backward", "recompute"])].sum()
     )
-    window = (dev if w.zero >= 3 else bwd) if overlap else 0.0
-    comm_exposed = crit + max(0.0, hidden_comm - window)
+    # gradient all-reduce (ZeRO 0-2) runs in buckets during the last micro-batch's backward
+    # pass (the others accumulate locally; Li et al. 2020, section 3.2.3); ZeRO-3's gathers
+    # and reduce-scatters come with every micro-batch and overlap all of its compute
+    window = (dev if w.zero >= 3 else bwd / w.micro_batches) if overlap else 0.0
+    overlapped_exposed = max(0.0, hidden_comm - window)
+    comm_exposed = crit + overlapped_exposed
 
     # pipeline bubble: (p - 1) micro-batch slots of the stage (1F1B / GPipe), divided by
     # the chunks of the interleaved schedule (Narayanan et al. 2021, section 2.2.2)
@@ -1278,7 +1370,12 @@ def price(
     elif ctx == "graph":
         launch = CUDA_GRAPH_LAUNCH_S
     else:
-        launch = _eager_exposed(times[compute], count[compute], HOST_LAUNCH_OVERHEAD_S)
+        # one micro-batch's chain, repeated; the optimizer's kernels after it
+        r = w.micro_batches
+        per_mb = compute & (kinds != "optimizer")
+        launch = _eager_exposed(times[per_mb], count[per_mb] // r, HOST_LAUNCH_OVERHEAD_S, r)
+        opt = kinds == "optimizer"
+        launch += _eager_exposed(times[opt], count[opt], HOST_LAUNCH_OVERHEAD_S)
     step = dev + launch + comm_exposed + bubble
     cats = {c: 0.0 for c in CATEGORIES}
     for kind, cat in _CATEGORY_OF_KIND.items():
@@ -1299,6 +1396,7 @@ def price(
         launch_exposed_s=launch,
         communication_s=crit + hidden_comm,
         communication_exposed_s=comm_exposed,
+        overlapped_exposed_s=overlapped_exposed,
         bubble_s=bubble,
         tokens_per_s=w.tokens / step,
         model_flops_per_s=w.model_flops / step,
@@ -1315,7 +1413,34 @@ def price(
     )
 
 
-def _eager_exposed(dev: np.ndarray, count: np.ndarray, host: float) -> float:
+def _fused_attention_math_s(flops: float, impl: str, g: Gpu, dtype: str) -> float:
+    """Math time of a fused attention kernel: its FLOPs at the implementation's calibrated
+    share of the Tensor Core peak (data/kernel_efficiency.csv)."""
+    dt = dtype if g.supports(dtype) else "fp16"
+    return flops / (g.peak_flops(dt) * workload_constants(g)[f"attention_{impl}"].value)
+
+
+def fused_attention_time_s(
+    flops: float, nbytes: float, gpu: str | Gpu = "A100", *, impl: str = "flash2",
+    dtype: str = "fp16",
+) -> float:  # fmt: skip
+    """Device time of one fused attention kernel doing ``flops`` on ``nbytes`` of DRAM traffic:
+    the implementation's calibrated math rate and the achievable bandwidth, combined as
+    every kernel is (imperfect overlap), plus the fixed cost per kernel (the model's
+    prediction; the same pricing as the attention kernels of :func:`price`)."""
+    g = _gpu(gpu)
+    name = check_choice("impl", impl, ("flash1", "flash2", "sdpa"))
+    name = "flash2" if name == "sdpa" else name
+    f = float(check_number("flops", flops, minimum=0))
+    nb = float(check_number("nbytes", nbytes, minimum=0))
+    cal = achievable(g, dtype if g.supports(dtype) else "fp32")
+    mem = nb / (g.memory_bandwidth_bytes_per_s * cal.memory_fraction)
+    return float(
+        cal.kernel_overhead_s + overlap_time(_fused_attention_math_s(f, name, g, dtype), mem)
+    )
+
+
+def _eager_exposed(dev: np.ndarray, count: np.ndarray, host: float, repeat: int = 1) -> float:
     """Time the GPU waits for the host when each kernel is launched eagerly.
 
     The host issues kernel j at (j + 1) x ``host``; the GPU runs kernels in order as soon as
@@ -1323,10 +1448,19 @@ def _eager_exposed(dev: np.ndarray, count: np.ndarray, host: float) -> float:
     max over j of ((j + 1) host + the device time of kernels j..n), so the exposed launch is
     that minus the device time alone: zero when every kernel outlasts a launch, n x host
     minus the work when none does. Kernels repeated ``count`` times are laid out in order.
+    A chain repeated ``repeat`` times (micro-batches) ends (repeat - 1) x max(D, n host)
+    later than one copy (D: one copy's device time, n its kernels), the exact value of the
+    same maximum over the repeated chain.
     """
     seq = np.repeat(dev, count.astype(np.int64))
     if seq.size == 0:
         return 0.0
     suffix = np.cumsum(seq[::-1])[::-1]
-    end = float(np.max(host * np.arange(1, seq.size + 1) + suffix))
-    return end - float(seq.sum())
+    one = float(np.max(host * np.arange(1, seq.size + 1) + suffix))
+    d = float(seq.sum())
+    end = one + (repeat - 1) * max(d, seq.size * host)
+    return end - repeat * d
+
+
+# The name the package exports at its top level (dlperf_widgets.price_workload).
+price_workload = price

@@ -260,6 +260,65 @@ def _sdpa_gemms(args: Any, backward: bool, sizer: _Sizer) -> list[_Launch]:
     ]
 
 
+def _fused_gemms(name: str, args: Any, out: Any, pass_: str) -> list[_Launch]:
+    """GEMM launches of three composite kernels the dispatcher sees as one operation.
+
+    - ``_grouped_mm`` (mixture-of-experts layers): A (tokens, K) x B (experts, K, N) with
+      row offsets per expert is one GEMM of the tokens' rows, priced as ``experts`` GEMMs
+      of tokens / experts rows each; (G, M, K) x (G, K, N) is a batched GEMM; 2-D x 2-D
+      with offsets (the weight gradient) splits the contraction into G groups.
+    - ``mkldnn_rnn_layer`` (an LSTM layer on the CPU's oneDNN path): input (T, B, I),
+      weights (4H, I) and (4H, H): the input projection for all steps, one GEMM of T B
+      rows, and the recurrent product, T GEMMs of B rows (priced as a batch of T: the model
+      lets them overlap, real steps run one after another); its backward does twice that.
+    - ``_native_multi_head_attention`` (nn.MultiheadAttention's inference fast path): the
+      QKV projection (3E x E), scores and context per head, and the output projection.
+    """
+    if name == "_grouped_mm":
+        a, b = args[0], args[1]
+        if a.dim() == 2 and b.dim() == 3:
+            groups, k, n = (int(x) for x in b.shape)
+            rows = -(-int(a.shape[0]) // groups)
+            return [(pass_, rows, n, k, groups, None, "gemm")]
+        if a.dim() == 3 and b.dim() == 3:
+            groups, m, k = (int(x) for x in a.shape)
+            return [(pass_, m, int(b.shape[-1]), k, groups, None, "gemm")]
+        if a.dim() == 3:  # (G, M, K) x (K, N_total): N split over the groups
+            groups, m, k = (int(x) for x in a.shape)
+            return [(pass_, m, -(-int(b.shape[-1]) // groups), k, groups, None, "gemm")]
+        groups = int(out.shape[0]) if out.dim() == 3 else 1  # 2-D x 2-D: K split in groups
+        m, k, n = int(a.shape[0]), int(a.shape[1]), int(b.shape[-1])
+        return [(pass_, m, n, -(-k // groups), groups, None, "gemm")]
+    if name.startswith("mkldnn_rnn_layer"):
+        backward = name.endswith("_backward")
+        x, w_ih, w_hh = args[0], args[1], args[2]  # forward and backward alike
+        steps, batch = int(x.shape[0]), int(x.shape[1])
+        gates, inputs, hidden = int(w_ih.shape[0]), int(w_ih.shape[1]), int(w_hh.shape[1])
+        launches: list[_Launch] = [
+            (pass_, steps * batch, gates, inputs, 1, None, "gemm"),
+            (pass_, batch, gates, hidden, steps, None, "gemm"),
+        ]
+        return launches * 2 if backward else launches
+    # _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, ...)
+    q, k = args[0], args[1]
+    embed, heads = int(args[3]), int(args[4])
+    bsz, lq, lk = int(q.shape[0]), int(q.shape[1]), int(k.shape[1])
+    d = embed // heads
+    same = args[0] is args[1] is args[2]
+    qkv: list[_Launch] = (
+        [(pass_, bsz * lq, 3 * embed, embed, 1, None, "gemm")]
+        if same
+        else [(pass_, bsz * lq, embed, embed, 1, None, "gemm"),
+              (pass_, bsz * lk, 2 * embed, embed, 1, None, "gemm")]
+    )  # fmt: skip
+    return [
+        *qkv,
+        (pass_, lq, lk, d, bsz * heads, None, "gemm"),  # Q K^T
+        (pass_, lq, d, lk, bsz * heads, None, "gemm"),  # P V
+        (pass_, bsz * lq, embed, embed, 1, None, "gemm"),  # output projection
+    ]
+
+
 def _storage(t: Any) -> int:
     """Identity of a tensor's storage, shared by its views (on the meta device too)."""
     return int(t.untyped_storage()._cdata)
@@ -307,6 +366,17 @@ def _classify(
         )
     if name.startswith("_scaled_dot_product") and "attention" in name:
         g = _sdpa_gemms(args, name.endswith("_backward"), sizer)
+        return (
+            "gemm",
+            "tensor_contraction",
+            sum(2.0 * x[1] * x[2] * x[3] * x[4] for x in g),
+            none,
+            g,
+        )
+    if name in ("_grouped_mm", "_native_multi_head_attention") or name.startswith(
+        "mkldnn_rnn_layer"
+    ):
+        g = _fused_gemms(name, args, out, pass_)
         return (
             "gemm",
             "tensor_contraction",

@@ -16,6 +16,7 @@ from .roofline import plot_gemm, plot_roofline
 from .scaleout import plot_fp8_scaling, plot_pipeline_schedule, plot_step_timeline
 from .sweep import plot_sweep
 from .tiles import plot_tiles, plot_toast, plot_waves
+from .workload import plot_time_categories
 
 __all__ = [
     "Artists",
@@ -33,6 +34,7 @@ __all__ = [
     "plot_step_timeline",
     "plot_sweep",
     "plot_tiles",
+    "plot_time_categories",
     "plot_toast",
     "plot_waves",
 ]

@@ -143,5 +143,16 @@ def _summary_html(r: DecodeResult) -> str:
         f"<div>decode step {html.escape(format_quantity(r.decode_step_s, 's', 3))}, "
         f"{r.decode_limiter}-bound at {r.decode_arithmetic_intensity:.1f} FLOP/B "
         f"(ridge {r.ops_per_byte:.0f}; weights alone reach it at batch ~{r.ridge_batch:.0f})"
-        f"</div>{_memory_bar(r)}"
+        f"</div>{_time_split(r)}{_memory_bar(r)}"
     )
+
+
+def _time_split(r: DecodeResult) -> str:
+    """Where the decode step's time goes, by kind of kernel (the priced kernel list)."""
+    if r.priced is None:
+        return ""
+    step = r.priced.step_s
+    parts = " · ".join(
+        f"{html.escape(k)} {v / step:.0%}" for k, v in r.priced.categories.items() if v > 0
+    )
+    return f"<div class='dlperf-time-split' style='font-size:90%'>step time: {parts}</div>"

@@ -275,11 +275,12 @@ class StepTimeCalculator(Explorer):
     def _render(self, result: StepResult, changed: set[str]) -> None:
         r = result
         parts = [
-            ("compute (GEMMs)", r.compute_s),
+            ("compute (every kernel)", r.compute_s),
             ("tensor-parallel comm", r.tensor_parallel_s),
             ("pipeline sends", r.pipeline_p2p_s),
             ("pipeline bubble", r.bubble_s),
             ("gradient traffic, exposed", r.data_parallel_exposed_s),
+            ("waiting for launches", r.launch_exposed_s),
         ]
         rows = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
@@ -291,7 +292,8 @@ class StepTimeCalculator(Explorer):
             f"<div class='dlperf-summary'>DP {r.data_parallel} × TP {r.tensor_parallel} × PP "
             f"{r.pipeline_parallel}, {r.micro_batches} micro-batches: step "
             f"<b>{r.step_s * 1e3:.0f} ms</b>, {r.tokens_per_s:,.0f} tokens/s, "
-            f"MFU <b class='dlperf-mfu'>{r.mfu:.1%}</b> (model prediction, GEMMs only)</div>"
+            f"MFU <b class='dlperf-mfu'>{r.mfu:.1%}</b> (model prediction, every kernel); "
+            f"memory: <b class='dlperf-fits'>{html.escape(r.feasibility)}</b></div>"
             f"<table class='dlperf-result dlperf-step'>{rows}</table>"
         )
         if self._artists is None:

@@ -185,3 +185,44 @@ def test_cuda_graph_figure_of_cuda_jl():
     r = launch_overhead([0.0] * 80, launch_overhead_s=3.25e-6)
     assert r.eager_time_s == pytest.approx(260e-6)  # 260 us / 80 launches = 3.25 us each
     assert r.graph_time_s == pytest.approx(70e-6, rel=0.25)
+
+
+@pytest.mark.parametrize("elements", [2**10, 2**16, 2**22, 2**26])
+def test_a_cuda_graph_never_beats_the_kernels_own_time(elements):
+    """The timing-context rule: a chain's CUDA-graph time and its eager time are never below
+    the kernels' own (device) time, the model's predicted time; the host's launch overhead
+    (core.assumptions) is a different constant from the device's fixed cost per kernel."""
+    from dlperf_widgets.core.assumptions import HOST_LAUNCH_OVERHEAD_S
+
+    r = fusion_chain(["scale", "add"] * 5, elements=elements, gpu="H100")
+    lo = r.launch_unfused
+    floor = r.time_unfused_s * (1 - 1e-12)  # sums in another order differ in the last bit
+    assert lo.graph_time_s >= floor and lo.eager_time_s >= floor
+    assert r.eager_time_unfused_s >= floor
+    assert r.eager_time_fused_s >= r.time_fused_s * (1 - 1e-12)
+    assert lo.launch_overhead_s == HOST_LAUNCH_OVERHEAD_S
+
+
+@pytest.mark.parametrize(
+    ("seq_len", "measured_ms"), [(1024, 0.68), (2048, 2.4), (4096, 8.42), (8192, 35.54)]
+)
+def test_flash_attention_time_against_the_paper(seq_len, measured_ms):
+    """FlashAttention's forward on an A100 40GB (Dao et al. 2022, Appendix E, Table 18: batch
+    16, 8 heads of 64, FP16, no mask) within 15 % of the published time: its FLOPs at the
+    calibrated FlashAttention-1 share of the peak, not at a GEMM's."""
+    a = attention(seq_len, head_dim=64, heads=8, batch=16, gpu="A100-SXM4-40GB")
+    assert a.time_flash_s * 1e3 == pytest.approx(measured_ms, rel=0.15)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"flops": -1.0, "nbytes": 1.0}, {"flops": float("nan"), "nbytes": 1.0},
+     {"flops": 1.0, "nbytes": "x"}, {"flops": 1.0, "nbytes": 1.0, "impl": "flash9"}],
+)  # fmt: skip
+def test_fused_attention_time_rejects_bad_input(kwargs):
+    """Bad FLOPs, bytes or implementation: one sentence naming the parameter."""
+    from dlperf_widgets.core.errors import InvalidParameter
+    from dlperf_widgets.core.workload import fused_attention_time_s
+
+    with pytest.raises(InvalidParameter, match=r"'(flops|nbytes|impl)'"):
+        fused_attention_time_s(gpu="A100", **kwargs)

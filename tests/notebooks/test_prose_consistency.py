@@ -609,8 +609,9 @@ CLAIMS = [
         rel=0.05,
     ),
     Claim("10", "241d5231", r"reaches the (\d+) µs launch", lambda: _launch_overhead_us()),
-    Claim("10", "e2f1037a", r"the same (\d+) µs its calibration", _h100_kernel_overhead_us),
-    Claim("10", "e2f1037a", r"the same (\d+) µs its calibration", _launch_overhead_us),
+    Claim("10", "e2f1037a", r"device-side (\d+) µs its calibration", _h100_kernel_overhead_us),
+    Claim("10", "e2f1037a", r"The host's (\d+) µs", _launch_overhead_us),
+    Claim("10", "241d5231", r"plus the\s+(\d+) µs fixed cost", _h100_kernel_overhead_us),
     Claim("10", "241d5231", r"must move about (\d+) MB", _launch_bytes_mb, rel=0.05),
     # 11: decode of Llama-2-7B on an A100, the KV cache, the NeMo comparison
     Claim(
@@ -725,11 +726,17 @@ CLAIMS = [
         "12", "6e451af3", r"% to ([\d.]+) % for 8 stages", lambda: _bubble("interleaved", chunks=4)
     ),
     Claim("12", "979121e2", r"shortest step here is TP (\d+) ×", lambda: _fastest12()[0]),
+    Claim(
+        "12",
+        "979121e2",
+        r"says ([\d.]+) GiB per 80 GiB GPU",
+        lambda: _layouts12()[(8, 1, 1)].memory_bytes / 2**30,
+    ),
     Claim("12", "979121e2", r"shortest step here is TP \d+ × PP (\d+)", lambda: _fastest12()[1]),
     Claim(
         "12",
         "979121e2",
-        r"all-reduces from ([\d.]+) s",
+        r"collectives from ([\d.]+) s",
         lambda: _layouts12()[(8, 4, 1)].tensor_parallel_s,
     ),
     Claim(

@@ -91,6 +91,9 @@ def test_inference_controls_drive_the_core(close_after):
     assert w.result == expected
     assert f"{expected.tokens_per_s:,.0f}" in w.output.value
     assert "dlperf-capacity" in w.output.value
+    # which kernels take the step's time: attention's share of the priced decode step
+    share = expected.priced.categories["attention"] / expected.priced.step_s
+    assert f"attention {share:.0%}" in w.output.value
 
 
 def test_inference_says_when_memory_does_not_fit(close_after):

@@ -68,6 +68,7 @@ def test_step_calculator_is_the_core(close_after):
     )
     assert w.result.to_dict() == ref.to_dict()
     assert f"{ref.mfu:.1%}" in w.output.value
+    assert ref.feasibility in w.output.value  # memory feasibility beside the MFU
     w.controls["overlap"].value = False
     assert w.result.data_parallel_exposed_s == w.result.data_parallel_s
 
