@@ -406,6 +406,41 @@ class MixedStep(ResultMixin):
         )
 
 
+@lru_cache(maxsize=512)
+def _mixed_parts(spec: LlmSpec, g: Gpu, b: int, ctx: int, ch: int, prec: str,
+                 tp: int) -> tuple[float, float, float, float]:  # fmt: skip
+    """(linear, decode attention, chunk attention, communication) of a mixed step, priced
+    once per configuration (a sweep and a widget ask for the same steps again and again)."""
+    ne, tk = _moe_of(spec, None, None)
+    opts: dict[str, Any] = {"precision": prec, "tensor_parallel": tp, "experts": ne, "top_k": tk}
+    dec_attn = pre_attn = 0.0
+    if b and not ch:
+        # a pure decode step is the workload model's decode phase as it is
+        t, kinds = _priced(workload(spec, phase="decode", batch=b, context=ctx, **opts), g)
+        dec_attn = float(t[kinds == "attention"].sum())
+        lin = float(t[(kinds != "attention") & (kinds != "collective")].sum())
+        comm = float(t[kinds == "collective"].sum())
+    else:
+        # one pass of the non-attention kernels over all rows (prefill phase, one sequence)
+        t, kinds = _priced(workload(spec, phase="prefill", batch=1, seq=b + ch, **opts), g)
+        lin = float(t[(kinds != "attention") & (kinds != "collective")].sum())
+        comm = float(t[kinds == "collective"].sum())
+        dec_attn = _attention_s(spec, g, "decode", b, ctx, prec, tp) if b else 0.0
+        pre_attn = _attention_s(spec, g, "prefill", 1, ch, prec, tp)
+    return lin, dec_attn, pre_attn, comm
+
+
+@lru_cache(maxsize=512)
+def _attention_s(spec: LlmSpec, g: Gpu, phase: str, batch: int, n: int, prec: str,
+                 tp: int) -> float:  # fmt: skip
+    """Attention kernels' time of a decode (``n`` cached tokens) or a prefill of ``n``."""
+    ne, tk = _moe_of(spec, None, None)
+    opts: dict[str, Any] = {"precision": prec, "tensor_parallel": tp, "experts": ne, "top_k": tk}
+    size: dict[str, Any] = {"context": n} if phase == "decode" else {"seq": n}
+    t, kinds = _priced(workload(spec, phase=phase, batch=batch, **size, **opts), g)
+    return float(t[kinds == "attention"].sum())
+
+
 def mixed_step(
     model: str | LlmSpec = "llama-2-7b",
     gpu: str | Gpu = "A100",
@@ -427,25 +462,7 @@ def mixed_step(
         raise InvalidParameter("'decode_batch' + 'chunk' must be at least 1 (got 0)")
     prec = check_choice("precision", precision, PRECISIONS)
     tp = check_int("tensor_parallel", tensor_parallel, allow_array=False, maximum=1024)
-    ne, tk = _moe_of(spec, None, None)
-    opts: dict[str, Any] = {"precision": prec, "tensor_parallel": tp, "experts": ne, "top_k": tk}
-    dec_attn = pre_attn = 0.0
-    if b and not ch:
-        # a pure decode step is the workload model's decode phase as it is
-        t, kinds = _priced(workload(spec, phase="decode", batch=b, context=ctx, **opts), g)
-        dec_attn = float(t[kinds == "attention"].sum())
-        lin = float(t[(kinds != "attention") & (kinds != "collective")].sum())
-        comm = float(t[kinds == "collective"].sum())
-    else:
-        # one pass of the non-attention kernels over all rows (prefill phase, one sequence)
-        t, kinds = _priced(workload(spec, phase="prefill", batch=1, seq=b + ch, **opts), g)
-        lin = float(t[(kinds != "attention") & (kinds != "collective")].sum())
-        comm = float(t[kinds == "collective"].sum())
-        if b:
-            td, kd = _priced(workload(spec, phase="decode", batch=b, context=ctx, **opts), g)
-            dec_attn = float(td[kd == "attention"].sum())
-        tc, kc = _priced(workload(spec, phase="prefill", batch=1, seq=ch, **opts), g)
-        pre_attn = float(tc[kc == "attention"].sum())
+    lin, dec_attn, pre_attn, comm = _mixed_parts(spec, g, b, ctx, ch, prec, tp)
     step = lin + dec_attn + pre_attn + comm + CUDA_GRAPH_LAUNCH_S
     return MixedStep(spec.name, g.name, b, ctx, ch, lin, dec_attn, pre_attn, comm, step)
 

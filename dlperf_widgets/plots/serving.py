@@ -16,7 +16,7 @@ import numpy as np
 from ._artists import Artists
 from .style import COLORS, OKABE_ITO, new_axes, style_axes
 
-__all__ = ["KIND_COLORS", "plot_profile_timeline", "plot_slo"]
+__all__ = ["KIND_COLORS", "plot_profile_timeline", "plot_slo", "update_slo"]
 
 KIND_COLORS = {
     "gemm": COLORS["math"],
@@ -48,6 +48,10 @@ def plot_slo(result: Any, ax: Any = None) -> Artists:
     best = ax.axvline(result.best_batch or np.nan, color=COLORS["ridge"], lw=2, alpha=0.6)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    vals = np.concatenate([np.asarray(result.ttft_s), np.asarray(result.tpot_s),
+                           [result.ttft_slo_s, result.tpot_slo_s]]) * 1e3  # fmt: skip
+    ax.set_ylim(float(vals.min()) / 1.5, float(vals.max()) * 1.5)
+    ax.set_xlim(b.min() / 1.5, b.max() * 1.5)
     ax.set_xlabel("decode batch (sequences)")
     ax.set_ylabel("predicted time (ms)")
     ax.legend(fontsize=8, loc="upper left")
@@ -55,6 +59,29 @@ def plot_slo(result: Any, ax: Any = None) -> Artists:
         f"largest batch meeting both SLOs: {result.best_batch or 'none'}", fontsize=9
     )
     return Artists(ax=ax, ttft=ttft, tpot=tpot, slos=slos, best=best, title=title)
+
+
+def update_slo(artists: Artists, result: Any) -> bool:
+    """Move the lines of :func:`plot_slo` to ``result`` in place; True when the y-range had to
+    grow (or shrink by more than a decade), so the caller redraws the axes in full."""
+    ttft = np.asarray(result.ttft_s) * 1e3
+    tpot = np.asarray(result.tpot_s) * 1e3
+    b = np.asarray(result.batches, dtype=float)
+    artists.ttft.set_data(b, ttft)
+    artists.tpot.set_data(b, tpot)
+    artists.slos[0].set_ydata([result.ttft_slo_s * 1e3] * 2)
+    artists.slos[1].set_ydata([result.tpot_slo_s * 1e3] * 2)
+    artists.best.set_xdata([result.best_batch or np.nan] * 2)
+    artists.title.set_text(f"largest batch meeting both SLOs: {result.best_batch or 'none'}")
+    values = np.concatenate([ttft, tpot, [result.ttft_slo_s * 1e3, result.tpot_slo_s * 1e3]])
+    lo, hi = artists.ax.get_ylim()
+    want_lo, want_hi = float(values.min()) / 1.5, float(values.max()) * 1.5
+    x_lo, x_hi = artists.ax.get_xlim()
+    changed = want_lo < lo or want_hi > hi or want_hi < hi / 10 or b.min() < x_lo or b.max() > x_hi
+    if changed:
+        artists.ax.set_ylim(want_lo, want_hi)
+        artists.ax.set_xlim(b.min() / 1.5, b.max() * 1.5)
+    return changed
 
 
 def plot_profile_timeline(report: Any, ax: Any = None) -> Artists:

@@ -10,7 +10,7 @@ from typing import Any
 from ..core.inference import MODELS
 from ..core.results import format_quantity
 from ..core.serving import KvBudget, ServingSlo, kv_budget, serving_slo
-from ..plots.serving import plot_profile_timeline, plot_slo
+from ..plots.serving import plot_profile_timeline, plot_slo, update_slo
 from ._base import Explorer, gpu_dropdown, parse_int, widgets
 
 __all__ = ["ServingExplorer", "TraceExplorer"]
@@ -78,9 +78,15 @@ class ServingExplorer(Explorer):
     def _render(self, result: tuple[ServingSlo, KvBudget], changed: set[str]) -> None:
         slo, kv = result
         self.output.value = _serving_html(slo, kv)
-        self.view.ax.clear()
-        self._artists = plot_slo(slo, self.view.ax)
-        self.view.redraw(full=True)
+        a = self._artists
+        if a is None:
+            self._artists = a = plot_slo(slo, self.view.ax)
+            self.view.set_dynamic([a.ttft, a.tpot, *a.slos, a.best, a.title])
+            self.view.redraw(full=True)
+            return
+        grown = update_slo(a, slo)
+        self.view.set_dynamic([a.ttft, a.tpot, *a.slos, a.best, a.title], keep_background=True)
+        self.view.redraw(full=grown)
 
 
 def _serving_html(slo: ServingSlo, kv: KvBudget) -> str:
