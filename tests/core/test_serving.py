@@ -221,8 +221,9 @@ def test_energy_per_token_is_power_times_step_over_tokens():
 
 def test_energy_brackets_a_published_measurement():
     """Samsi et al. 2023 ("From Words to Watts", arXiv 2310.03003) measured about 3-4 J per
-    decoded token for LLaMA-65B sharded over 8 A100 boards at batch sizes up to 64. The model
-    at TP 8 and board power spans that figure between batch 16 and 64."""
+    decoded token for LLaMA-65B sharded over several V100 / A100 GPUs in their common settings.
+    The model of 8 A100s at board power spans that figure between batch 16 and 64 (an
+    order-of-magnitude check against a published measurement, not a calibration)."""
     spec = LlmSpec("llama-65b", 80, 8192, 64, 64, 128, 22016, 32000, True, False, "")
     r = sv.energy_per_token(spec, "A100-40GB", batches=(16, 64), context=512,
                             tensor_parallel=8)  # fmt: skip
