@@ -31,6 +31,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import math
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -71,6 +72,22 @@ _DTYPES = {"float": "fp32", "c10::Half": "fp16", "c10::BFloat16": "bf16", "doubl
 _BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp64": 8}
 _GEMM_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
 _ELEMENTWISE = ("elementwise", "vectorized", "unrolled")
+
+
+def _key(value: Any) -> Any:
+    """A thread, stream or correlation id as a hashable scalar (None when it is not one)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _finite(value: Any) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except (OverflowError, TypeError, ValueError):
+        return False
 
 
 def _fail(message: str) -> InvalidParameter:
@@ -149,7 +166,8 @@ def _device(props: Any) -> tuple[str, Gpu | None]:
         # boards named by their part number (A100-PG509-200): the database GPU with the same
         # compute capability and SMs and memory within 10 %
         cc = f"{p.get('computeMajor')}.{p.get('computeMinor')}"
-        mem = float(p.get("totalGlobalMem") or 0)
+        raw = p.get("totalGlobalMem")
+        mem = float(raw) if _finite(raw) and not isinstance(raw, (bool, str)) else 0.0
         for cand in gpus():
             if (cand.compute_capability == cc and cand.sms == p.get("numSms")
                     and abs(cand.memory_bytes - mem) < 0.1 * cand.memory_bytes):  # fmt: skip
@@ -189,14 +207,26 @@ def read_profile(
             continue
         try:
             ts, dur = float(e["ts"]), float(e.get("dur", 0.0))
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             continue
         if not (np.isfinite(ts) and np.isfinite(dur)) or dur < 0:
             continue
         cat = e.get("cat")
-        args = e.get("args") if isinstance(e.get("args"), dict) else {}
-        row = {"name": str(e.get("name", ""))[:500], "ts": ts, "dur": dur, "tid": e.get("tid"),
-               "args": args, "cat": cat}  # fmt: skip
+        args = dict(e["args"]) if isinstance(e.get("args"), dict) else {}
+        for k in ("correlation", "stream"):
+            if k in args:
+                args[k] = _key(args[k])
+        if args.get("correlation") is None:
+            args.pop("correlation", None)
+        nbytes = args.get("bytes")
+        if (
+            isinstance(nbytes, bool)
+            or not isinstance(nbytes, (int, float))
+            or not (_finite(nbytes) and 0 <= nbytes < 1e15)
+        ):
+            args.pop("bytes", None)
+        row = {"name": str(e.get("name", ""))[:500], "ts": ts, "dur": dur,
+               "tid": _key(e.get("tid")), "args": args, "cat": cat}  # fmt: skip
         if cat == "cpu_op":
             ops.append(row)
         elif cat == "cuda_runtime":
@@ -291,7 +321,8 @@ def _gemm_shape(op: dict[str, Any]) -> tuple[int, int, int, int, str] | None:
     except (TypeError, ValueError, IndexError):
         return None
     dt = _DTYPES.get(str(types[1] if name in ("aten::addmm", "aten::baddbmm") else types[0]))
-    ok = all(isinstance(x, int) and x > 0 for x in (m, n, k, batch)) and k == k2
+    ok = all(isinstance(x, int) and not isinstance(x, bool) and 0 < x <= 1 << 24
+             for x in (m, n, k, batch)) and k == k2 and m * n * k * batch <= 1 << 50  # fmt: skip
     return (m, n, k, batch, dt) if ok and dt else None
 
 

@@ -211,3 +211,44 @@ def test_gemv_finding_is_the_models_time_per_row_at_twice_the_rows():
     expected = sum(x.time_s for x in rows) * (1 - two / (2 * one))
     assert f.recoverable_s == pytest.approx(expected, rel=1e-6)
     assert f.kernels == len(rows)
+
+
+def test_malformed_events_give_kit_errors_or_a_report():
+    """Events with wrong types in every field (NaN, huge integers, lists for ids, strings for
+    times, absurd shapes) never raise anything but the kit's one-sentence error."""
+    import random
+
+    from dlperf_widgets.core.errors import DlperfError
+
+    rnd = random.Random(7)
+    junk = [None, 1, -5, 1e308, float("nan"), "x", [], {}, [1, 2], True, 10**30, 10**400]
+    dims = [[[2, 3], [3, 4]], "x", [[None]], [[2**40, 3], [3, 2**40]], [[4], [2, 3, 4], [2, 4, 5]]]
+    for _ in range(400):
+        events = [
+            {
+                "ph": rnd.choice(["X", "X", "i"]),
+                "cat": rnd.choice(["kernel", "cpu_op", "cuda_runtime", "gpu_memcpy", None]),
+                "name": rnd.choice(["aten::mm", "aten::bmm", "Memcpy HtoD (Pageable)", 5]),
+                "ts": rnd.choice([*junk, 0, 10]),
+                "dur": rnd.choice([*junk, 1, 5]),
+                "tid": rnd.choice([*junk, 1]),
+                "args": rnd.choice(
+                    [
+                        {
+                            "correlation": rnd.choice([*junk, 1]),
+                            "bytes": rnd.choice(junk),
+                            "Input Dims": rnd.choice(dims),
+                            "Input type": ["float"] * 3,
+                            "stream": rnd.choice(junk),
+                        },
+                        None,
+                    ]
+                ),
+            }
+            for _ in range(rnd.randint(0, 6))
+        ]
+        text = json.dumps({"traceEvents": events}).encode()
+        try:
+            explain(text, rnd.choice([None, "A100"]))
+        except DlperfError as exc:
+            assert "\n" not in str(exc)
