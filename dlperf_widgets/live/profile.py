@@ -466,6 +466,16 @@ class ProfileReport(ResultMixin):
             lines.append("    none found")
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """The summary table, then the top kernels and the ranked fixes as text."""
+        import html
+
+        rest = str(self).split("  top kernels (measured):", 1)[1]
+        return (
+            f"{super()._repr_html_()}<pre class='dlperf-findings'>top kernels (measured):"
+            f"{html.escape(rest)}</pre>"
+        )
+
 
 def _union(intervals: list[tuple[float, float]]) -> float:
     total, end = 0.0, -np.inf

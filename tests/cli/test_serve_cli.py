@@ -38,3 +38,38 @@ def test_every_serve_question_prints_a_titled_table(capsys, what):
     assert main(["serve", what]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert len(first) > 20 and "Result" not in first
+
+
+@pytest.fixture(scope="module")
+def shell():
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    sh = InteractiveShell.instance()
+    sh.run_line_magic("load_ext", "dlperf_widgets")
+    return sh
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        ("serve kv --model opt-13b --gpu A100-40GB", "opt-13b KV cache on A100-SXM4-40GB"),
+        ("explain a100_alexnet_forward", "pin host memory"),
+    ],
+)
+def test_magic_runs_serve_and_explain(shell, line, fragment):
+    """%dlperf takes the same serve and explain lines as the CLI and shows their result."""
+    import html
+
+    out = shell.run_line_magic("dlperf", line)
+    text = html.unescape(out._repr_html_())
+    assert "dlperf-error" not in text and fragment in text
+
+
+def test_magic_bad_serve_line_is_one_red_line(shell):
+    """A bad value in %dlperf serve is one red line naming the parameter."""
+    import html
+    import re
+
+    text = html.unescape(shell.run_line_magic("dlperf", "serve slo --chunk 0")._repr_html_())
+    assert len(re.findall("dlperf-error", text)) == 1 and "'chunk'" in text
