@@ -92,7 +92,7 @@ SPLIT_K_ACCUMULATOR_BYTES = 4
 # A predicted time is one of three things (core.workload.TIMINGS): the kernels' own
 # durations as CUPTI reports them ('kernel': work plus the device-side fixed cost of
 # data/achievable.csv, kernel_overhead_us); a chain of kernels captured in a CUDA graph
-# ('graph': one launch for the whole chain, the kernels back to back); or eager launches
+# ('back-to-back', as a CUDA graph replays them: one launch for the whole chain); or eager launches
 # from Python ('eager': the host issues one kernel at a time and the GPU waits whenever a
 # kernel finishes before the host has issued the next). The host's cost per kernel is a
 # different constant from the device's fixed cost: a CUDA graph removes it, not the other.

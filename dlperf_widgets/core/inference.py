@@ -264,8 +264,8 @@ def llm_inference(
     opts = dict(precision=prec, weights=weights, group_size=gs, kv_dtype=kd, batch=b)
     pre_w = workload(spec, phase="prefill", seq=p, **opts)
     dec_w = workload(spec, phase="decode", seq=p, context=c, **opts)
-    pre = price(pre_w, g, timing="graph")
-    dec = price(dec_w, g, timing="graph")
+    pre = price(pre_w, g, timing="back-to-back")
+    dec = price(dec_w, g, timing="back-to-back")
     wbytes = weight_bytes(spec, wd, group_size=gs)
     kv_token = kv_cache_bytes(spec, context=1, batch=1, kv_dtype=kd)
     kv_total = kv_token * c * b

@@ -92,8 +92,10 @@ WEIGHT_FORMATS = ("same", "fp8", "int8", "int4", "w8a8")
 # weight-only formats: weights stored narrow, dequantised to 16 bits inside the GEMM
 _WEIGHT_ONLY = ("fp8", "int8", "int4")
 RECOMPUTE = ("none", "selective", "full")
-OPTIMIZERS = ("adamw", "adamw_fused", "sgd")
-TIMINGS = ("kernel", "graph", "eager")
+OPTIMIZERS = ("adamw", "adamw_fused", "sgd", "adafactor")
+TIMINGS = ("kernel", "back-to-back", "eager")
+# a CUDA graph replays its kernels back to back: the same context
+_TIMING_ALIASES = {"graph": "back-to-back", "cuda-graph": "back-to-back"}
 # The stacked-bar categories of a priced step.
 CATEGORIES = (
     "GEMMs",
@@ -129,7 +131,13 @@ _LOSS_FLOPS = 5
 # read weight, gradient and momentum, write weight and momentum (20 B), 3 operations.
 _ADAM_FLOPS, _ADAM_BYTES, _SGD_FLOPS, _SGD_BYTES = 12, 28, 3, 20
 # Optimizer state bytes per parameter (FP32): AdamW keeps m and v, SGD the momentum.
-_STATE_BYTES = {"adamw": 8, "adamw_fused": 8, "sgd": 4}
+_STATE_BYTES = {"adamw": 8, "adamw_fused": 8, "sgd": 4, "adafactor": 0}
+# Adafactor (Shazeer & Stern 2018) without momentum keeps, per weight matrix, one row and one
+# column of second-moment statistics instead of a value per weight: (rows + columns) x 4 B,
+# a vanishing share of the weights (counted as 0 per weight). Its update reads the weight
+# and gradient and writes the weight, plus the gradient squared reduced along rows and
+# columns: about 16 B and 10 operations per weight, in several kernels per tensor.
+_ADAFACTOR_FLOPS, _ADAFACTOR_BYTES = 10, 16
 # Tensors of one layer the unfused optimizer updates with their own kernels: the four
 # attention projections, two or three MLP matrices, two norm scales. torch.optim.AdamW's
 # default multi-tensor ('foreach') path launches a few kernels per group of tensors; the
@@ -570,6 +578,8 @@ def workload(
     'flash2' or 'sdpa' (= flash2). ``recompute``: 'selective' recomputes attention's scores,
     'full' whole layers from their inputs. ``zero``: 0-3 (3 = FSDP). ``experts`` > 1 makes
     every MLP a mixture of ``experts`` with ``top_k`` routing and ``capacity_factor``.
+    ``optimizer``: 'adamw' (PyTorch's multi-tensor AdamW), 'adamw_fused', 'sgd' (with
+    momentum) or 'adafactor' (factored second moments, no momentum).
     ``dropout``: dropout after attention's softmax (eager attention; fused kernels drop in
     place) and after both residual branches, as BERT and GPT train (LLM pretraining
     usually runs without).
@@ -689,7 +699,10 @@ def workload(
     # attention: queries T_local (decode: batch), keys kv_len, per local head
     nq = bsz * (1 if ph == "decode" else s // cp)
     pairs = float(nq) * kv_len * heads
-    if ph != "decode" and causal and cp == 1:
+    # a causal mask halves the score blocks fused kernels compute; context parallelism keeps
+    # that saving when the sequence is split in balanced (zig-zag) chunks, as ring attention
+    # implementations do
+    if ph != "decode" and causal:
         pairs_done = pairs / 2 if impl != "eager" else pairs  # eager computes every score
     else:
         pairs_done = pairs
@@ -923,14 +936,17 @@ def _optimizer_kernels(
     opt: str, local_params: float, dp: int, zero: int, spec: LlmSpec, layers: int
 ) -> list[Kernel]:
     shard = local_params / (dp if zero >= 1 else 1)
-    fl, by = (_SGD_FLOPS, _SGD_BYTES) if opt == "sgd" else (_ADAM_FLOPS, _ADAM_BYTES)
+    fl, by = {
+        "sgd": (_SGD_FLOPS, _SGD_BYTES),
+        "adafactor": (_ADAFACTOR_FLOPS, _ADAFACTOR_BYTES),
+    }.get(opt, (_ADAM_FLOPS, _ADAM_BYTES))
     if opt == "adamw_fused":
         return [Kernel(name="fused AdamW", path="*", pass_="optimizer", kind="optimizer",
                        dtype="fp32", flops=fl * shard, bytes=by * shard)]  # fmt: skip
     # unfused: several kernels per tensor, each a read-modify-write of its FP32 state, about
     # twice the fused kernel's traffic in all
     tensors = layers * (len(spec.linears()) + 2) + 3
-    ops = _UNFUSED_ADAM_OPS if opt == "adamw" else 2
+    ops = _UNFUSED_ADAM_OPS if opt in ("adamw", "adafactor") else 2
     return [Kernel(name=f"{opt} (per tensor)", path="*", pass_="optimizer", kind="optimizer",
                    dtype="fp32", flops=fl * shard / (tensors * ops),
                    bytes=2.0 * by * shard / (tensors * ops), count=tensors * ops)]  # fmt: skip
@@ -986,7 +1002,7 @@ class WorkloadTime(ResultMixin):
     ``workload.kernels``; ``math_times_s`` and ``memory_times_s`` its math and DRAM times at
     the achievable rates (a kernel is math-bound where the first is larger). ``device_time_s``: all compute kernels back to back (what CUPTI
     sums); ``launch_exposed_s``: time the GPU waits for the host ('eager'), or the one graph
-    launch ('graph'); ``communication_s`` and ``communication_exposed_s``: the collectives,
+    launch ('back-to-back', a CUDA graph); ``communication_s`` and ``communication_exposed_s``: the collectives,
     and what of them is not hidden behind compute (``overlapped_exposed_s``: the part of the
     collectives meant to overlap, gradient reduction and ZeRO-3 gathers, that outlasts it); ``bubble_s``: pipeline fill and drain.
     ``step_s`` is their sum. ``mfu``: model FLOPs (PaLM's count) over step time and the
@@ -1197,9 +1213,10 @@ def workload_memory(w: Workload) -> WorkloadMemory:
     # 1F1B keeps up to pipeline_parallel micro-batches in flight on the first stage
     alive = min(w.micro_batches, w.pipeline_parallel) if w.pipeline_parallel > 1 else 1
     activations = per_mb * alive
-    # loss backward: the FP32 gradient of the logits beside the saved log-probabilities
+    # loss backward: two logits-sized FP32 tensors at once (the gradient of the
+    # log-probabilities and that of the logits) beside the saved log-probabilities
     loss = next((k for k in fwd if k.path == "loss"), None)
-    logits_grad = loss.saved_bytes if loss is not None else 0.0
+    logits_grad = 2.0 * loss.saved_bytes if loss is not None else 0.0
     gathered = 0.0
     if z >= 3 and dp > 1:
         attn, mlp = _layer_params(spec, 1)
@@ -1242,7 +1259,7 @@ def price(
     w: Workload,
     gpu: str | Gpu = "H100",
     *,
-    timing: str = "graph",
+    timing: str = "back-to-back",
     gpus_per_node: int = 8,
     intra_link: str | None = None,
     inter_link: str | None = None,
@@ -1259,13 +1276,16 @@ def price(
       ``data/achievable.csv`` plus the device-side fixed cost per kernel.
     - Collectives: rings over NVLink inside a node and the nodes' NICs across nodes.
 
-    ``timing``: 'kernel' (the kernels' own durations summed), 'graph' (one CUDA graph
-    launch, then the kernels back to back: never faster than 'kernel'), 'eager' (the host
-    issues each kernel; the GPU idles whenever it runs ahead of the host).
+    ``timing`` (core.assumptions' timing contexts): 'kernel' (the kernels' own durations
+    summed), 'back-to-back' or its alias 'graph' (one CUDA graph launch, then the kernels
+    back to back: never faster than 'kernel'), 'eager' (the host issues each kernel; the GPU
+    idles whenever it runs ahead of the host).
     """
     if not isinstance(w, Workload):
         raise InvalidParameter(f"'workload' must be a Workload (got {describe(w)})")
     g = _gpu(gpu)
+    if isinstance(timing, str) and timing.strip().lower() in _TIMING_ALIASES:
+        timing = _TIMING_ALIASES[timing.strip().lower()]
     ctx = check_choice("timing", timing, TIMINGS)
     npn = check_int("gpus_per_node", gpus_per_node, allow_array=False, maximum=1024)
     overlap = check_bool("overlap", overlap)
@@ -1367,7 +1387,7 @@ def price(
     n_launch = float(count[compute].sum())
     if ctx == "kernel":
         launch = 0.0
-    elif ctx == "graph":
+    elif ctx == "back-to-back":
         launch = CUDA_GRAPH_LAUNCH_S
     else:
         # one micro-batch's chain, repeated; the optimizer's kernels after it

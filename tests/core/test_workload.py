@@ -73,7 +73,7 @@ def test_flash_attention_saves_no_scores():
 
 
 def test_a_cuda_graph_never_makes_a_chain_faster_than_its_device_time():
-    """The timing-context rule: 'kernel' <= 'graph' <= 'eager', for a chain of short decode
+    """The timing-context rule: 'kernel' <= 'back-to-back' (a CUDA graph) <= 'eager', for a chain of short decode
     kernels (where the host's launches dominate) and for a long training step."""
     for w in (workload("llama-2-7b", phase="decode", batch=1, context=128),
               workload("llama-2-7b", batch=1, seq=2048)):  # fmt: skip
@@ -219,3 +219,32 @@ def test_fp8_precision_needs_a_gpu_with_fp8():
     assert any(k.kind == "quant" for k in w.kernels)
     assert assert_kit_error(lambda: price(w, "V100")) is not None
     assert np.all(price(w, "H100").times_s > 0)
+
+
+def test_optimizer_states_per_weight():
+    """Model states per weight: AdamW 16 B (FP32 weight, gradient, m, v), SGD with momentum
+    12 B, Adafactor 8 B (its factored statistics are a row and a column per matrix)."""
+    for opt, per_weight in (("adamw", 16), ("sgd", 12), ("adafactor", 8)):
+        m = workload_memory(workload(GPT, seq=128, optimizer=opt))
+        states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes
+        assert states == pytest.approx(per_weight * workload(GPT, seq=128).params_per_gpu)
+
+
+def test_w8a8_prefill_runs_int8_gemms():
+    """W8A8 (int8 weights and activations): the linear layers are int8 Tensor Core GEMMs
+    with a cast of each input, and a long prefill on an A100 (int8 peak twice FP16's) is
+    faster than in FP16 though not twice, the casts and attention staying as they were."""
+    f = workload("llama-2-7b", phase="prefill", batch=4, seq=2048, precision="fp16")
+    q = workload("llama-2-7b", phase="prefill", batch=4, seq=2048, precision="fp16",
+                 weights="w8a8")  # fmt: skip
+    assert {k.dtype for k in q.kernels if k.kind == "gemm" and k.path != "lm_head"} == {"int8"}
+    assert any(k.kind == "quant" for k in q.kernels)
+    tf, tq = price(f, "A100").step_s, price(q, "A100").step_s
+    assert 1.0 < tf / tq < 2.0
+
+
+def test_loss_backward_transient_is_two_fp32_logits():
+    """The peak adds, during the loss backward, two logits-sized FP32 tensors (the gradients of
+    the log-probabilities and of the logits): 2 x 4 B x tokens x vocab."""
+    m = workload_memory(workload("llama-3-8b", batch=2, seq=1024))
+    assert m.transient_bytes == pytest.approx(2 * 4 * 2 * 1024 * 128256)
