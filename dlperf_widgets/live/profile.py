@@ -486,6 +486,42 @@ def _union(intervals: list[tuple[float, float]]) -> float:
     return total
 
 
+# A math-bound GEMM whose last wave of tiles keeps fewer than this share of the SMs busy on
+# average is worth resizing (guide: "GPU Performance Background", wave quantization).
+WAVE_EFFICIENCY_FLOOR = 0.9
+
+
+def _fill_last_wave(r: KernelRow, g: Gpu) -> ProfileFinding | None:
+    """The guide's wave-quantization fix for one priced GEMM: grow M to the size whose tiles
+    fill whole waves, and compare the model's time per row before and after."""
+    m, n, k, nb = r.gemm
+    sw = gemm_sweep(m, n, k, batch=nb, dtype=r.dtype, gpu=g)
+    eff = float(np.atleast_1d(sw.wave_efficiency)[0])
+    if str(np.atleast_1d(sw.limiter)[0]) != "math" or int(np.atleast_1d(sw.split_k)[0]) != 1:
+        return None
+    waves = int(np.atleast_1d(sw.waves)[0])
+    if eff >= WAVE_EFFICIENCY_FLOOR or waves < 1:
+        return None
+    tm, tn = (int(x) for x in str(np.atleast_1d(sw.tile)[0]).split("x"))
+    tiles_n = -(-n // tn)
+    slots = g.sms * sw.blocks_per_sm
+    # the most tile rows that still fit in the same number of waves
+    m_full = (waves * slots) // (tiles_n * nb) * tm
+    if m_full <= m:
+        return None
+    after = gemm_sweep(m_full, n, k, batch=nb, dtype=r.dtype, gpu=g)
+    t_after = float(np.atleast_1d(after.predicted_time_s)[0])
+    t_before = float(np.atleast_1d(sw.predicted_time_s)[0])
+    gain = r.time_s * (1 - (t_after / m_full) / (t_before / m))
+    if gain <= 0:
+        return None
+    return ProfileFinding(
+        f"fill the last wave: {m_full} rows instead of {m} (more tokens per step)",
+        f"{r.op} {m}x{n}x{k}", 1, r.time_s, gain,
+        f"{waves} waves {eff:.0%} full, {format_quantity(t_before / m, 's')} per row",
+        f"{format_quantity(t_after / m_full, 's')} per row")  # fmt: skip
+
+
 def _findings(p: Profile, rows: list[KernelRow], g: Gpu | None,
               launch_idle: float, stretch: int) -> list[ProfileFinding]:  # fmt: skip
     out: list[ProfileFinding] = []
@@ -517,6 +553,9 @@ def _findings(p: Profile, rows: list[KernelRow], g: Gpu | None,
                 out.append(ProfileFinding(f.fix, f"{r.op} {m}x{n}x{k}", 1, r.time_s, gain,
                                           format_quantity(r.predicted_s, "s"),
                                           format_quantity(after, "s")))  # fmt: skip
+        wave = _fill_last_wave(r, g)
+        if wave is not None:
+            out.append(wave)
         if min(m, n) <= 8:
             # twice the rows in one GEMM: the model's time per row, before and after
             m2, n2 = (2 * m, n) if m <= n else (m, 2 * n)

@@ -252,3 +252,43 @@ def test_malformed_events_give_kit_errors_or_a_report():
             explain(text, rnd.choice([None, "A100"]))
         except DlperfError as exc:
             assert "\n" not in str(exc)
+
+
+def _one_gemm_trace(dims, dur_us):
+    ev = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 1000, "tid": 1,
+         "args": {"Input Dims": dims, "Input type": ["c10::Half", "c10::Half"]}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": 2,
+         "tid": 1, "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": "sm80_xmma_gemm_f16f16_f16f32", "ts": 5,
+         "dur": dur_us, "args": {"correlation": 1, "stream": 7}},
+    ]  # fmt: skip
+    return json.dumps({"traceEvents": ev}).encode()
+
+
+def test_fill_the_last_wave_on_a_recorded_gemm():
+    """A 3072x4096x4096 FP16 GEMM on an A100 in 256x128 tiles: 12 x 32 = 384 tiles in 4 waves
+    of 108 SMs (432 slots, 89 % full); 13 tile rows (3328 rows, 416 tiles) still fit in 4
+    waves, so the fix proposes 3328 rows and recovers the model's time per row difference."""
+    from dlperf_widgets.core.gemm import gemm_sweep
+
+    r = explain(_one_gemm_trace([[3072, 4096], [4096, 4096]], 470), "A100")
+    f = next(f for f in r.findings if f.fix.startswith("fill the last wave"))
+    assert "3328 rows instead of 3072" in f.fix
+    per_row = [float(gemm_sweep(m, 4096, 4096, dtype="fp16", gpu="A100").predicted_time_s) / m
+               for m in (3072, 3328)]  # fmt: skip
+    assert f.recoverable_s == pytest.approx(470e-6 * (1 - per_row[1] / per_row[0]))
+    assert r.priced_share == 1.0
+
+
+def test_pad_k_on_a_recorded_gemm():
+    """K = 4095 in FP16 misses the Tensor Cores' multiple of 8: the fix pads K to 4096, and
+    what it recovers is the measured time x (1 - model(4096) / model(4095))."""
+    from dlperf_widgets.core.gemm import gemm_sweep
+
+    r = explain(_one_gemm_trace([[4096, 4095], [4095, 4096]], 900), "A100")
+    f = next(f for f in r.findings if "pad" in f.fix and "k" in f.fix.lower())
+    t = [float(gemm_sweep(4096, 4096, k, dtype="fp16", gpu="A100").predicted_time_s)
+         for k in (4095, 4096)]  # fmt: skip
+    assert f.recoverable_s == pytest.approx(900e-6 * (1 - t[1] / t[0]))
+    assert r.findings[0] is f
