@@ -76,6 +76,15 @@ _LAZY: dict[str, str] = {
     "StepTimeCalculator": "dlperf_widgets.widgets",
     # the device at hand: fit the model's constants to it (torch)
     "calibrate": "dlperf_widgets.live.calibrate",
+    # serving LLMs at scale, and explaining a profile
+    "kv_budget": "dlperf_widgets.core.serving",
+    "serving_slo": "dlperf_widgets.core.serving",
+    "speculative": "dlperf_widgets.core.serving",
+    "moe_decode": "dlperf_widgets.core.serving",
+    "explain": "dlperf_widgets.live.profile",
+    "read_profile": "dlperf_widgets.live.profile",
+    "ServingExplorer": "dlperf_widgets.widgets",
+    "TraceExplorer": "dlperf_widgets.widgets",
 }
 
 __all__ = [

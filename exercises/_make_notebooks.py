@@ -1533,6 +1533,205 @@ BUILDERS = {
 }
 
 
+# -- Exercises 13 and 14: serving LLMs at scale, and reading a profile ----------------------
+
+
+def nb13():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 13: serving LLMs at scale\n\n"
+            "Goes with `notebooks/13_serving_llms.ipynb`. The serving model is in "
+            "`dlperf_widgets.core.serving` (imported below as `sv`)."
+        ),
+        md(HOW),
+        setup(SETUP + "from dlperf_widgets.core import serving as sv"),
+        md(
+            "## Task 1: the KV budget\n\n"
+            "Llama-2-7B in FP16 on an A100-SXM4-80GB, sized the way vLLM does it: 0.9 of the "
+            "card, minus the weights, the activations of a 2048-token profiling pass and a 1 GiB "
+            "workspace. How many KV blocks of 16 tokens does that leave?"
+        ),
+        code(
+            "r = sv.kv_budget('llama-2-7b', 'A100-SXM4-80GB')\nprint(r.weights_bytes, "
+            "r.activation_bytes, r.kv_bytes_per_token)"
+        ),
+        answer("kv_blocks", "an integer", "kv_blocks", "kv_blocks = r.blocks"),
+        test("13.kv_blocks", "kv_blocks"),
+        md(
+            "## Task 2: paged sequences\n\n"
+            "OPT-13B on an A100-SXM4-40GB serves requests of 500 prompt tokens and 190 output "
+            "tokens. How many such requests fit the paged KV cache at once?"
+        ),
+        answer(
+            "paged",
+            "an integer",
+            "paged",
+            "paged = sv.kv_budget('opt-13b', 'A100-SXM4-40GB', prompt_len=500, "
+            "output_len=190).sequences_paged",
+        ),
+        test("13.paged_sequences", "paged"),
+        md(
+            "## Task 3 (design): a chunk size for an SLO\n\n"
+            "Sixteen Llama-2-7B decodes run on an A100-SXM4-80GB; new requests bring 2048-token "
+            "prompts. Choose a prefill chunk (tokens) so that time to first token stays within "
+            "0.4 s and time per output token within 50 ms. Any chunk that meets both is right."
+        ),
+        answer(
+            "chunk",
+            "a chunk size in tokens",
+            "chunk",
+            "for chunk in range(64, 2049, 64):\n"
+            "    r = sv.serving_slo('llama-2-7b', 'A100-SXM4-80GB', prompt_len=2048, chunk=chunk,\n"
+            "                       ttft_slo_s=0.4, tpot_slo_s=0.05, batches=[16])\n"
+            "    if r.best_batch == 16:\n"
+            "        break",
+        ),
+        test("13.chunk_for_slo", "chunk"),
+        md(
+            "## Task 4: speculative decoding\n\n"
+            "A draft model's tokens are accepted with probability 0.7 each; it drafts 3 tokens "
+            "per iteration. How many tokens does one target pass yield on average?"
+        ),
+        answer("spec", "tokens", "spec", "spec = (1 - 0.7**4) / (1 - 0.7)"),
+        test("13.spec_tokens", "spec"),
+        md(
+            "## Task 5: experts hit\n\n"
+            "Mixtral routes each token to 2 of 8 experts. With uniform routing, how many distinct "
+            "experts does one layer read, on average, in a decode step of 3 tokens?"
+        ),
+        answer("hit", "experts", "hit", "hit = 8 * (1 - (1 - 2 / 8) ** 3)"),
+        test("13.experts_hit", "hit"),
+        md(
+            "## Task 6 (debug): out of KV blocks\n\n"
+            "A team serves Llama-2-13B on an A100-SXM4-40GB with requests of 2048 prompt tokens "
+            "and up to 2048 output tokens, and sets the batch to 24. The engine keeps preempting "
+            "sequences for lack of free blocks. How many such sequences actually fit?"
+        ),
+        answer(
+            "fit",
+            "an integer",
+            "fit",
+            "fit = sv.kv_budget('llama-2-13b', 'A100-SXM4-40GB', prompt_len=2048, "
+            "output_len=2048).sequences_paged",
+        ),
+        test("13.out_of_blocks", "fit"),
+        md(
+            "## Task 7 (open): what would you change?\n\nName two changes that let more of "
+            "these sequences run, and what each costs."
+        ),
+        open_answer(
+            "open_kv",
+            "**Model answer.** An FP8 KV cache halves the bytes per token (twice the blocks) at "
+            "a small accuracy risk; tensor parallelism over two GPUs halves the weights and the "
+            "KV per GPU (more than twice the blocks) at the cost of two all-reduces per layer "
+            "and a second GPU; a shorter maximum output length or a smaller model also work. "
+            "Check each with `sv.kv_budget(..., kv_dtype='fp8')` or `tensor_parallel=2`.",
+        ),
+    ]
+
+
+def nb14():  # type: ignore[no-untyped-def]
+    return [
+        md(
+            "# Exercises 14: reading a profile\n\n"
+            "Goes with `notebooks/14_reading_a_profile.ipynb`. The traces are the kit's "
+            "shipped recordings of real GPU runs (`shipped_profiles()`)."
+        ),
+        md(HOW),
+        setup(
+            SETUP + "from dlperf_widgets.live.profile import explain, read_profile, "
+            "shipped_profiles\ntraces = shipped_profiles()"
+        ),
+        md(
+            "## Task 1: busy or idle\n\n"
+            "In the V100 CNN training trace, what share of the span between the first and the "
+            "last kernel is the GPU busy (a fraction)?"
+        ),
+        answer(
+            "busy",
+            "a fraction",
+            "busy",
+            "r = explain(traces['v100_cnn_training'])\nbusy = r.gpu_busy_s / r.span_s",
+        ),
+        test("14.busy_share", "busy"),
+        md(
+            "## Task 2: where the GPU's time goes\n\n"
+            "In the A100 AlexNet trace, what share of the GPU's kernel time is host-device "
+            "copying?"
+        ),
+        answer(
+            "copies",
+            "a fraction",
+            "copies",
+            "r = explain(traces['a100_alexnet_forward'])\n"
+            "copies = sum(k.time_s for k in r.kernels if k.kind == 'memcpy') / r.kernel_time_s",
+        ),
+        test("14.copy_share", "copies"),
+        md(
+            "## Task 3: what pinning would give\n\n"
+            "Read the bytes of the AlexNet trace's pageable copies from the raw events "
+            "(`read_profile(...).gpu_events`, `args['bytes']`). How long would they take at the "
+            "PCIe 4 x16 link's 32 GB/s, in seconds (the model adds a few microseconds per copy)?"
+        ),
+        answer(
+            "pinned",
+            "seconds",
+            "pinned",
+            "events = read_profile(traces['a100_alexnet_forward']).gpu_events\n"
+            "pinned = sum(e['args']['bytes'] for e in events if 'Pageable' in e['name']) / 32e9",
+        ),
+        test("14.pinned_time", "pinned"),
+        md(
+            "## Task 4: the first fix\n\n"
+            "Which fix does `explain` rank first for the 128-GPU job's trace? Answer with its "
+            "first word: pin, pad, batch, fuse or capture."
+        ),
+        answer(
+            "first",
+            "a word",
+            "first",
+            "first = explain(traces['distributed_recsys_rank0']).findings[0].fix.split()[0]",
+        ),
+        test("14.top_fix", "first"),
+        md(
+            "## Task 5: hidden communication\n\n"
+            "In the same trace, what share of the communication kernels' time overlaps "
+            "computation?"
+        ),
+        answer(
+            "hidden",
+            "a fraction",
+            "hidden",
+            "r = explain(traces['distributed_recsys_rank0'])\n"
+            "hidden = r.communication_overlapped_s / r.communication_s",
+        ),
+        test("14.comm_overlap", "hidden"),
+        md(
+            "## Task 6 (open): your next profile\n\nThe V100 trace can be priced for only 1 % "
+            "of its time. What would you record differently, and what would each addition let "
+            "you see?"
+        ),
+        open_answer(
+            "open_profile",
+            "**Model answer.** `record_shapes=True`, so every operator carries its input shapes "
+            "and dtypes and the model can price its kernels (and find misaligned or skinny "
+            "GEMMs); keep `deviceProperties` (PyTorch 2 writes them) so the GPU is known; add "
+            "NVTX or `record_function` ranges around the data loading, forward, backward and "
+            "optimizer so gaps can be attributed; and profile a few steady-state steps with a "
+            "schedule (wait, warmup, active) rather than the first steps. For one slow kernel, "
+            "Nsight Compute then gives its SOL %, roofline and occupancy.",
+        ),
+    ]
+
+
+BUILDERS.update(
+    {
+        "13": ("13_serving_llms_exercises.ipynb", nb13),
+        "14": ("14_reading_a_profile_exercises.ipynb", nb14),
+    }
+)
+
+
 def main(which: list[str]) -> None:
     for key in which or list(BUILDERS):
         name, build = BUILDERS[key]

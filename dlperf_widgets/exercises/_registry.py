@@ -21,6 +21,8 @@ MODULES = (
     "tasks10",
     "tasks11",
     "tasks12",
+    "tasks13",
+    "tasks14",
 )
 
 

@@ -18,6 +18,7 @@ from .precision import FormatExplorer, LossScalingExplorer
 from .predict import Predict
 from .roofline import Roofline
 from .scaleout import Fp8ScalingExplorer, StepTimeCalculator
+from .serving import ServingExplorer, TraceExplorer
 from .sparsity import SparsityExplorer
 from .sweep import DimensionSweep
 from .tiles import TileExplorer, WaveExplorer
@@ -36,8 +37,10 @@ __all__ = [
     "NetworkBreakdown",
     "Predict",
     "Roofline",
+    "ServingExplorer",
     "SparsityExplorer",
     "StepTimeCalculator",
     "TileExplorer",
+    "TraceExplorer",
     "WaveExplorer",
 ]
