@@ -38,11 +38,9 @@ Sources:
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any, ClassVar
 
 import numpy as np
@@ -946,24 +944,13 @@ def split_kv(
 # --------------------------------------------------------------------------------- energy
 
 
-@lru_cache(maxsize=1)
-def _board_power() -> dict[str, tuple[float, str]]:
-    text = resources.files("dlperf_widgets.core.data").joinpath("board_power.csv")
-    lines = [ln for ln in text.read_text("utf-8").splitlines()
-             if ln.strip() and not ln.lstrip().startswith("#")]  # fmt: skip
-    return {r["name"]: (float(r["tdp_w"]), r["source"]) for r in csv.DictReader(lines)}
-
-
 def board_power_w(gpu: str | Gpu = "A100") -> float:
-    """The board power limit of ``gpu`` in W (datasheet; see ``data/board_power.csv``)."""
+    """The board power limit of ``gpu`` in W (the ``tdp_w`` column of ``data/gpus.csv``,
+    with its datasheet source there)."""
     g = _gpu(gpu)
-    own = getattr(g, "tdp_w", None)  # the GPU table's own column, where it has one
-    if own:
-        return float(own)
-    row = _board_power().get(g.name)
-    if row is None:
+    if not g.tdp_w:
         raise InvalidParameter(f"'gpu' must be a GPU with a known board power (got {g.name!r})")
-    return row[0]
+    return float(g.tdp_w)
 
 
 @dataclass(frozen=True)
