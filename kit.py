@@ -141,6 +141,18 @@ def ensure_env(extras: str) -> None:
     stamp.write_text(digest_text)
 
 
+def pytest_command(args: list[str], cpus: int | None, has_xdist: bool) -> list[object]:
+    """pytest over every test, on up to 4 worker processes when pytest-xdist is there and the
+    caller chose no -n of their own. ``--dist loadfile`` keeps each file on one worker: a
+    notebook's cells run in order in one kernel (nbval), and the browser tests share one
+    JupyterLab server."""
+    workers = min(cpus or 1, 4)
+    chose = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args)
+    if not has_xdist or chose or workers < 2 or "no:xdist" in args:
+        return [PY, "-m", "pytest", *args]
+    return [PY, "-m", "pytest", "-n", str(workers), "--dist", "loadfile", *args]
+
+
 def cmd_test(args: list[str]) -> int:
     if "--help" in args or "-h" in args:
         print(TEST_HELP)
@@ -148,16 +160,29 @@ def cmd_test(args: list[str]) -> int:
     ensure_env(EXTRAS["test"])
     # Chromium (apt-get, as root) and playwright for the browser tests; never fails.
     _run([PY, ROOT / "tools" / "ensure_browser.py"])
-    steps = [
-        [PY, "-m", "ruff", "check", "."],
-        [PY, "-m", "ruff", "format", "--check", "."],
-        [PY, "-m", "mypy"],
-        [PY, "-m", "pytest", *args],
-    ]
+    has_xdist = subprocess.call([PY, "-c", "import xdist"], stderr=subprocess.DEVNULL) == 0
+    lint = {
+        "ruff check": [PY, "-m", "ruff", "check", "."],
+        "ruff format": [PY, "-m", "ruff", "format", "--check", "."],
+        "mypy": [PY, "-m", "mypy"],
+    }
+    # The linters run beside pytest (they take a minute of one core); their output is
+    # printed when pytest is done, so the two never interleave.
+    started = {}
+    for name, cmd in lint.items():
+        _say(" ".join(str(c) for c in cmd) + "  (beside pytest)")
+        started[name] = subprocess.Popen(
+            [str(c) for c in cmd], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
     failed = []
-    for step in steps:
-        if _run(step) != 0:
-            failed.append(" ".join(str(s) for s in step[2:4]))
+    if _run(pytest_command(args, os.cpu_count(), has_xdist)) != 0:
+        failed.append("pytest")
+    for name, proc in started.items():
+        out, _ = proc.communicate()
+        _say(f"{name}: {'passed' if proc.returncode == 0 else 'FAILED'}")
+        if proc.returncode != 0:
+            sys.stdout.write(out.decode(errors="replace"))
+            failed.append(name)
     if failed:
         _say("FAILED: " + ", ".join(failed))
         return 1

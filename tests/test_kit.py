@@ -223,3 +223,16 @@ def test_command_help_is_the_kits_own(command, tmp_path):
     done = _kit(command, "--help", tmp_path=tmp_path)
     assert done.returncode == 0
     assert done.stdout.startswith(f"python3 kit.py {command}")
+
+
+def test_pytest_runs_on_workers_one_file_per_worker():
+    """`kit.py test` took 13 min of pytest on one core; with pytest-xdist it uses up to four
+    workers, keeping each file (a notebook's cells, the browser session) on one worker, and
+    leaves a caller's own -n alone."""
+    cmd = [str(c) for c in kit.pytest_command(["-k", "gemm"], cpus=2, has_xdist=True)]
+    assert cmd[cmd.index("-n") + 1] == "2" and cmd[cmd.index("--dist") + 1] == "loadfile"
+    assert cmd[-2:] == ["-k", "gemm"]
+    many = [str(c) for c in kit.pytest_command([], cpus=64, has_xdist=True)]
+    assert many[many.index("-n") + 1] == "4"
+    for args, cpus, has in (([], 2, False), ([], 1, True), (["-n", "0"], 2, True)):
+        assert "--dist" not in [str(c) for c in kit.pytest_command(args, cpus, has)]
