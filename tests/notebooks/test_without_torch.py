@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BLOCKED = ("torch", "transformers")
 USES_TORCH = re.compile(r"\btorch\b|\btransformers\b|dlperf_widgets\.live\b|%%?dlperf_time")
 CELL_TIMEOUT_S = 300
+MARKED = re.compile(r"\s*# needs: ")
 
 
 def torch_notebooks() -> list[Path]:
@@ -66,12 +67,16 @@ def test_notebook_runs_without_torch(path, tmp_path, monkeypatch):
         client.execute()
     except nbclient.exceptions.CellExecutionError as exc:
         pytest.fail(f"{path.name} stopped without PyTorch:\n{str(exc)[-3000:]}")
+    marked = [c for c in nb.cells if c.cell_type == "code" and MARKED.match(c.source)]
     said = [
         line
-        for cell in nb.cells
+        for cell in marked
         for out in cell.get("outputs", [])
         if out.get("output_type") == "stream"
         for line in out.get("text", "").splitlines()
-        if line.startswith("[skipped] this cell needs")
     ]
-    assert all("pip install" in line for line in said)
+    # each marked cell printed its one line and nothing else (torch and transformers are
+    # the only packages the markers name, and both are blocked here)
+    assert len(said) == len(marked), said
+    assert all(line.startswith("[skipped] this cell needs") for line in said), said
+    assert all("pip install torch" in line for line in said), said
