@@ -63,7 +63,9 @@ def torch_plan(system: str, has_nvidia_gpu: bool) -> TorchPlan:
     """Choose PyTorch's build. On Linux the package index's torch is the CUDA build (about
     4.6 GB of torch, nvidia-* and triton wheels), so a machine without an NVIDIA GPU takes
     the CPU build from PyTorch's CPU index; macOS and Windows get CPU builds from the package
-    index anyway. Sizes and times were measured on Linux (README, "Disk")."""
+    index anyway. The CPU figure was measured on Linux (README, "Disk"); the CUDA figure is
+    the .venv measured when the package index's Linux build was installed; the macOS and
+    Windows line is an estimate."""
     if system == "Linux" and has_nvidia_gpu:
         return TorchPlan(
             "cuda",
@@ -100,7 +102,10 @@ def install_torch_first(pip: list[object], plan: TorchPlan) -> bool:
     )
     if done.returncode == 0:
         return True
-    _say(f"{plan.index_url} is out of reach: PyTorch comes from the package index instead")
+    _say(
+        f"{plan.index_url} is out of reach: PyTorch comes from the package index instead "
+        "(on Linux that can be the CUDA build, about 5.3 GB)"
+    )
     return False
 
 
