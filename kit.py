@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
 """Set up and run the kit with nothing but Python >= 3.10 and pip.
 
-    python3 kit.py lab     create/reuse .venv, install the kit, open JupyterLab on the first
-                           notebook (the whole repository is browsable: notebooks/, exercises/)
-    python3 kit.py test    create/reuse .venv, install the kit and test tools, run every check
+    python3 kit.py lab [OPTIONS]    create/reuse .venv, install the kit, open JupyterLab on the
+                                    first notebook (the whole repository is browsable)
+    python3 kit.py test [ARGS]      create/reuse .venv, install the kit and test tools, run
+                                    every check (ARGS go to pytest)
+    python3 kit.py --help           this text; `kit.py lab --help`, `kit.py test --help`
 
 Both create a virtual environment in ``.venv`` next to this file on first use and reuse it
-afterwards (reinstalling only when pyproject.toml or constraints.txt change). Options after
-``lab`` go to JupyterLab (``--no-browser``, ``--port=8890``). Environment: DLPERF_VENV names
-another environment; DLPERF_NO_INSTALL=1 uses it as it is, installing nothing.
+afterwards (reinstalling only when pyproject.toml or constraints.txt change). PyTorch comes as
+its CPU build unless the machine has an NVIDIA GPU (``nvidia-smi`` on PATH). Environment:
+DLPERF_VENV names another environment; DLPERF_NO_INSTALL=1 uses it as it is, installing nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,6 +28,7 @@ import time
 import urllib.request
 import venv
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("DLPERF_VENV", ROOT / ".venv"))
@@ -40,6 +45,68 @@ def _say(msg: str) -> None:
 def _run(cmd: list[object], **kw: object) -> int:
     _say(" ".join(str(c) for c in cmd))
     return subprocess.call([str(c) for c in cmd], cwd=ROOT, **kw)  # type: ignore[arg-type]
+
+
+# PyTorch's own index of CPU-only wheels (https://pytorch.org/get-started/locally/, "CPU").
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+class TorchPlan(NamedTuple):
+    """Where PyTorch comes from, and the one line that tells the user before installing."""
+
+    build: str  # "cpu" or "cuda"
+    index_url: str | None  # an index tried first for torch alone; None: the package index
+    line: str
+
+
+def torch_plan(system: str, has_nvidia_gpu: bool) -> TorchPlan:
+    """Choose PyTorch's build. On Linux the package index's torch is the CUDA build (about
+    4.6 GB of torch, nvidia-* and triton wheels), so a machine without an NVIDIA GPU takes
+    the CPU build from PyTorch's CPU index; macOS and Windows get CPU builds from the package
+    index anyway. The CPU figure was measured on Linux (README, "Disk"); the CUDA figure is
+    the .venv measured when the package index's Linux build was installed; the macOS and
+    Windows line is an estimate."""
+    if system == "Linux" and has_nvidia_gpu:
+        return TorchPlan(
+            "cuda",
+            None,
+            "NVIDIA GPU found (nvidia-smi): installing the CUDA build of PyTorch "
+            "(.venv about 5.3 GB, 3-10 minutes)",
+        )
+    if system == "Linux":
+        return TorchPlan(
+            "cpu",
+            CPU_INDEX,
+            "no NVIDIA GPU (no nvidia-smi): installing the CPU build of PyTorch "
+            "(.venv about 1.5 GB, 1-4 minutes)",
+        )
+    return TorchPlan(
+        "cpu",
+        None,
+        f"installing PyTorch's standard build for {system or 'this system'} "
+        "(.venv about 1.5 GB, 2-4 minutes)",
+    )
+
+
+def install_torch_first(pip: list[object], plan: TorchPlan) -> bool:
+    """Install torch alone from ``plan.index_url`` with a short timeout and no retries, so a
+    machine that reaches only the package index loses seconds, not minutes. True if it worked;
+    otherwise the kit's own install takes torch from the package index."""
+    if plan.index_url is None:
+        return False
+    cmd = [*pip, "--index-url", plan.index_url, "--timeout", "10", "--retries", "0"]
+    cmd += ["-c", "constraints.txt", "torch"]
+    _say(f"PyTorch from {plan.index_url}")
+    done = subprocess.run(
+        [str(c) for c in cmd], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if done.returncode == 0:
+        return True
+    _say(
+        f"{plan.index_url} is out of reach: PyTorch comes from the package index instead "
+        "(on Linux that can be the CUDA build, about 5.3 GB)"
+    )
+    return False
 
 
 def ensure_env(extras: str) -> None:
@@ -71,26 +138,57 @@ def ensure_env(extras: str) -> None:
     pip = [PY, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     if _run([*pip, "--upgrade", "pip"]) != 0:
         sys.exit("[kit] could not upgrade pip")
+    plan = torch_plan(platform.system(), shutil.which("nvidia-smi") is not None)
+    _say(plan.line)
+    install_torch_first(pip, plan)
     if _run([*pip, "-c", "constraints.txt", "-e", f".[{extras}]"]) != 0:
         sys.exit("[kit] installing the kit failed (see pip's message above)")
     stamp.write_text(digest_text)
 
 
+def pytest_command(args: list[str], cpus: int | None, has_xdist: bool) -> list[object]:
+    """pytest over every test, on up to 4 worker processes when pytest-xdist is there and the
+    caller chose no -n of their own. ``--dist loadfile`` keeps each file on one worker: a
+    notebook's cells run in order in one kernel (nbval), and the browser tests share one
+    JupyterLab server. The repository's conftest.py hands out the long files first."""
+    workers = min(cpus or 1, 4)
+    chose = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args)
+    if not has_xdist or chose or workers < 2 or "no:xdist" in args:
+        return [PY, "-m", "pytest", *args]
+    return [PY, "-m", "pytest", "-n", str(workers), "--dist", "loadfile", *args]
+
+
 def cmd_test(args: list[str]) -> int:
+    if "--help" in args or "-h" in args:
+        print(TEST_HELP)
+        return 0
     ensure_env(EXTRAS["test"])
     # Chromium (apt-get, as root) and playwright for the browser tests; never fails.
     _run([PY, ROOT / "tools" / "ensure_browser.py"])
     _run([PY, ROOT / "tools" / "ensure_hub.py"])  # the hub test's proxy (npm); never fails
-    steps = [
-        [PY, "-m", "ruff", "check", "."],
-        [PY, "-m", "ruff", "format", "--check", "."],
-        [PY, "-m", "mypy"],
-        [PY, "-m", "pytest", *args],
-    ]
+    has_xdist = subprocess.call([PY, "-c", "import xdist"], stderr=subprocess.DEVNULL) == 0
+    lint = {
+        "ruff check": [PY, "-m", "ruff", "check", "."],
+        "ruff format": [PY, "-m", "ruff", "format", "--check", "."],
+        "mypy": [PY, "-m", "mypy"],
+    }
+    # The linters run beside pytest (they take a minute of one core); their output is
+    # printed when pytest is done, so the two never interleave.
+    started = {}
+    for name, cmd in lint.items():
+        _say(" ".join(str(c) for c in cmd) + "  (beside pytest)")
+        started[name] = subprocess.Popen(
+            [str(c) for c in cmd], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
     failed = []
-    for step in steps:
-        if _run(step) != 0:
-            failed.append(" ".join(str(s) for s in step[2:4]))
+    if _run(pytest_command(args, os.cpu_count(), has_xdist)) != 0:
+        failed.append("pytest")
+    for name, proc in started.items():
+        out, _ = proc.communicate()
+        _say(f"{name}: {'passed' if proc.returncode == 0 else 'FAILED'}")
+        if proc.returncode != 0:
+            sys.stdout.write(out.decode(errors="replace"))
+            failed.append(name)
     if failed:
         _say("FAILED: " + ", ".join(failed))
         return 1
@@ -157,24 +255,60 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def cmd_lab(args: list[str]) -> int:
-    ensure_env(EXTRAS["lab"])
-    token = secrets.token_hex(16)
-    # '--port=N' or '--port N': the kit passes the port itself, so take it out of the args
-    asked: str | None = None
+LAB_HELP = """python3 kit.py lab [--port=N] [JupyterLab options]
+
+Install the kit in .venv (first run only) and start JupyterLab on notebooks/00_start_here.ipynb,
+serving the whole repository. Prints one line with the address to open; Ctrl-C stops.
+  --port=N, --port N   the port (1-65535); default: the first free one from 8888
+  other options        go to JupyterLab, e.g. --no-browser
+"""
+
+TEST_HELP = """python3 kit.py test [pytest arguments]
+
+Install the kit and its test tools in .venv (first run only), then run ruff (lint and format),
+mypy on dlperf_widgets/core and pytest; arguments go to pytest (e.g. -k gemm, tests/core).
+"""
+
+
+class UsageError(Exception):
+    """A command line the kit refuses before installing anything."""
+
+
+def parse_port(value: str) -> int:
+    """A TCP port a server can listen on: an integer from 1 to 65535."""
+    if not value.isdigit() or not 1 <= int(value) <= 65535:
+        raise UsageError(f"'--port' must be an integer from 1 to 65535 (got {value!r})")
+    return int(value)
+
+
+def split_lab_args(args: list[str]) -> tuple[int | None, list[str]]:
+    """'--port=N' or '--port N' taken out (the kit passes the port itself); the rest goes to
+    JupyterLab. Raises UsageError for a missing or bad port."""
+    port: int | None = None
     rest: list[str] = []
     it = iter(args)
     for a in it:
         if a.startswith("--port="):
-            asked = a.split("=", 1)[1]
+            port = parse_port(a.split("=", 1)[1])
         elif a == "--port":
-            asked = next(it, "")
+            port = parse_port(next(it, ""))
         else:
             rest.append(a)
-    if asked is not None and not asked.isdigit():
-        sys.exit(f"[kit] '--port' must be a port number (got {asked!r})")
-    port = int(asked) if asked is not None else _free_port()
-    args = rest
+    return port, rest
+
+
+def cmd_lab(args: list[str]) -> int:
+    if "--help" in args or "-h" in args:
+        print(LAB_HELP)
+        return 0
+    try:
+        asked, args = split_lab_args(args)
+    except UsageError as exc:
+        print(f"[kit] {exc}", file=sys.stderr)
+        return 2
+    ensure_env(EXTRAS["lab"])
+    token = secrets.token_hex(16)
+    port = asked if asked is not None else _free_port()
     if _is_root() and "--allow-root" not in args:
         _say("running as root: starting JupyterLab with --allow-root")
     log_path = ROOT / "build" / "jupyter-lab.log"
@@ -212,8 +346,18 @@ def cmd_lab(args: list[str]) -> int:
 
 def main(argv: list[str]) -> int:
     commands = {"test": cmd_test, "lab": cmd_lab}
-    if not argv or argv[0] not in commands:
+    if argv and argv[0] in ("--help", "-h", "help"):
         print(__doc__)
+        return 0
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if argv[0] not in commands:
+        print(
+            f"[kit] unknown command {argv[0]!r}: use one of {', '.join(commands)} "
+            "(python3 kit.py --help)",
+            file=sys.stderr,
+        )
         return 2
     return commands[argv[0]](argv[1:])
 

@@ -133,3 +133,14 @@ def load_ipython_extension(ipython: Any) -> None:
     from .magics import load_ipython_extension as _load
 
     _load(ipython)
+
+
+# Inside IPython, cells whose first line is `# needs: torch` print one line instead of failing
+# where PyTorch is missing (dlperf_widgets.cell_needs). Outside IPython this does nothing.
+def _guard_cells() -> None:
+    from .cell_needs import register_in_running_shell
+
+    register_in_running_shell()
+
+
+_guard_cells()

@@ -19,12 +19,22 @@ _EXTRA = {
 }
 
 
+# What pip installs for each extra. The kit is not on the package index, so a message names
+# these packages and the install from a clone of the repository, never 'dlperf_widgets[...]'.
+_PACKAGES = {
+    "live": "torch transformers",
+    "widgets": "ipywidgets matplotlib",
+    "all": "torch transformers ipywidgets matplotlib",
+}
+
+
 def _message(top: str, purpose: str) -> str:
     extra = _EXTRA.get(top, "all")
     what = f" for {purpose}" if purpose else ""
     return (
         f"'{top}' is needed{what} but is not installed; install it with "
-        f"pip install 'dlperf_widgets[{extra}]'"
+        f"pip install {_PACKAGES[extra]} (or, in a clone of the kit's repository, "
+        f"pip install -e '.[{extra}]')"
     )
 
 

@@ -61,6 +61,9 @@ def dlperf_magic(line: str) -> Any:
 def load_ipython_extension(ipython: Any) -> None:
     require("IPython", "the %dlperf magic")
     ipython.register_magic_function(dlperf_magic, magic_kind="line", magic_name="dlperf")
+    from .cell_needs import register
+
+    register(ipython)  # `# needs: torch` cells (dlperf_widgets.cell_needs)
     try:  # the timing cell magic lives with the optional live-measurement layer
         from .live.magic import dlperf_time_cell
     except ImportError:

@@ -2,7 +2,7 @@
 
     python exercises/_make_notebooks.py [01 02 ...]      # then:
     python tools/nbtools.py execute exercises/NN_*_exercises.ipynb
-    python -m dlperf_widgets.exercises.release exercises exercises/student
+    python tools/nb_colab.py        # Colab badge and install cell; refreshes exercises/student/
 
 Cells follow nbgrader's conventions: the answer cell is a solution cell whose solution sits
 between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` below a line that sets the answer to

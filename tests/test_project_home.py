@@ -93,3 +93,20 @@ def test_committed_notebooks_are_what_the_script_writes():
     """The notebooks carry the badges, install cells and links tools/nb_colab.py makes; run
     `python tools/nb_colab.py` after editing a notebook or adding one."""
     assert nb_colab.main(["--check"]) == 0
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "exercises" / "student").glob("*.ipynb")), ids=lambda p: p.name
+)
+def test_student_exercises_open_in_colab_and_install_there(path):
+    """The student copies had no badge and no install cell, so on Colab their first import
+    failed; each now opens itself in Colab and installs the kit there first."""
+    nb = nbformat.read(path, as_version=4)
+    assert f"](https://colab.research.google.com/github/{nb_colab.github_slug()}/blob/" in (
+        nb.cells[0].source
+    )
+    assert f"/exercises/student/{path.name})" in nb.cells[0].source
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code[0].id == nb_colab.INSTALL_ID
+    assert code[0].source == nb_colab.install_source()
+    assert "nbgrader" not in code[0].metadata  # an ordinary cell: nbgrader leaves it alone

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Open every course notebook in Colab, and point its exercise links at the student copies.
+"""Open every course notebook and exercise in Colab; point exercise links at the student copies.
 
-    python tools/nb_colab.py            rewrite notebooks/NN_*.ipynb in place (safe to re-run)
+    python tools/nb_colab.py            rewrite notebooks/NN_*.ipynb and exercises/NN_*.ipynb
+                                        in place, then the student copies (safe to re-run)
     python tools/nb_colab.py --check    change nothing; exit 1 if a notebook needs rewriting
 
-For each notebook this script, and nothing else, maintains:
+For each notebook (and each exercise's source notebook, from which
+``python -m dlperf_widgets.exercises.release`` makes the student copy) this script, and
+nothing else, maintains:
 
 - a Colab badge on the line after the title of the first cell, opening that notebook from the
-  project's repository on GitHub;
+  project's repository on GitHub (for an exercise: its student copy);
 - a first code cell (id ``colab-install``) that installs the kit when it runs on Colab and does
   nothing anywhere else (Binder, ``kit.py lab``, nbval);
 - links to the exercises, which open the student copy (``../exercises/student/...``): with
@@ -29,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
+EXERCISES = ROOT / "exercises"
+STUDENT = EXERCISES / "student"
 INSTALL_ID = "colab-install"
 BRANCH = "main"
 COLAB_BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
@@ -69,9 +74,10 @@ def binder_url() -> str:
 
 
 def colab_url(name: str) -> str:
-    return (
-        f"https://colab.research.google.com/github/{github_slug()}/blob/{BRANCH}/notebooks/{name}"
-    )
+    """Colab's address of a course notebook, or of an exercise's student copy (the notebook a
+    learner works in; its source holds the solutions)."""
+    folder = "exercises/student" if name.endswith("_exercises.ipynb") else "notebooks"
+    return f"https://colab.research.google.com/github/{github_slug()}/blob/{BRANCH}/{folder}/{name}"
 
 
 def badge(name: str) -> str:
@@ -184,8 +190,11 @@ def _text(source: str | list[str]) -> str:
     return source if isinstance(source, str) else "".join(source)
 
 
-def notebook_paths(folder: Path = NOTEBOOKS) -> list[Path]:
-    return sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
+def notebook_paths(*folders: Path) -> list[Path]:
+    """The course notebooks and the exercises' source notebooks (or those of ``folders``)."""
+    return [
+        p for f in folders or (NOTEBOOKS, EXERCISES) for p in sorted(f.glob("[0-9][0-9]_*.ipynb"))
+    ]
 
 
 def main(argv: list[str]) -> int:
@@ -201,6 +210,13 @@ def main(argv: list[str]) -> int:
         stale.append(path.name)
         if not check:
             nbformat.write(new, path)
+    sys.path.insert(0, str(ROOT))
+    from dlperf_widgets.exercises.release import release_tree
+
+    # the student copies carry the sources' badge and install cell
+    stale += [
+        p.relative_to(ROOT).as_posix() for p in release_tree(EXERCISES, STUDENT, write=not check)
+    ]
     verb = "need rewriting" if check else "rewritten"
     print(f"{len(stale)} notebook(s) {verb}: {', '.join(stale) or 'none'}")
     return 1 if check and stale else 0

@@ -129,7 +129,7 @@ def test_bad_device_and_missing_cuda(monkeypatch):
 def test_missing_torch_says_install_live_extra(monkeypatch):
     """Without torch, detection raises MissingDependency naming the `live` extra."""
     monkeypatch.setitem(sys.modules, "torch", None)
-    with pytest.raises(MissingDependency, match=r"pip install 'dlperf_widgets\[live\]'"):
+    with pytest.raises(MissingDependency, match=r"pip install torch .*pip install -e '\.\[live\]'"):
         detect_device()
 
 
