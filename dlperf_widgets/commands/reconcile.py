@@ -18,9 +18,15 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 def _run(a: argparse.Namespace) -> object:
     # live.traces needs only numpy; imported here so the CLI starts fast.
+    from ..core.errors import DlperfError, parameter_of
     from ..live.traces import model_error_report
 
-    return model_error_report(a.traces or None)
+    try:
+        return model_error_report(a.traces or None)
+    except DlperfError as exc:
+        if parameter_of(exc) is None:  # a trace's content: the TRACE argument is at fault
+            exc.parameter = "traces"  # type: ignore[attr-defined]
+        raise
 
 
 COMMANDS = [
