@@ -10,19 +10,19 @@ wrong answers all come back as a :class:`CheckResult` that says what to do next.
 
 from __future__ import annotations
 
-import contextlib
 import html
 import math
 import numbers
-import signal
 import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .._limits import TimeLimitExceeded as _TooSlow
+from .._limits import can_interrupt
+from .._limits import time_limit as _time_limit
 from ..core._validate import MAX_SIZE, check_bool, check_int, check_number, describe
 from ..core.errors import InvalidParameter
 from ..core.results import ResultMixin, format_quantity
@@ -291,46 +291,6 @@ CHECK_SECONDS = 5.0
 """Longest a check may compute before it gives up (parameters that make the core work hard)."""
 
 
-class _TooSlow(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise _TooSlow after ``seconds`` (main thread on Unix, through SIGALRM).
-
-    A timer the caller had armed is kept: it fires at its own time through its own handler
-    (and is re-armed for what is left of it afterwards), never cancelled by the check.
-    """
-    if (
-        not hasattr(signal, "setitimer")
-        or threading.current_thread() is not threading.main_thread()
-    ):
-        yield
-        return
-    start = time.monotonic()
-    theirs, interval = signal.getitimer(signal.ITIMER_REAL)
-    previous = signal.getsignal(signal.SIGALRM)
-
-    def _stop(signum: int, frame: Any) -> None:
-        if theirs and time.monotonic() - start >= theirs - 1e-3 and callable(previous):
-            signal.signal(signal.SIGALRM, previous)
-            previous(signum, frame)  # the caller's alarm came first: theirs to handle
-            return
-        raise _TooSlow
-
-    signal.signal(signal.SIGALRM, _stop)
-    signal.setitimer(signal.ITIMER_REAL, min(seconds, theirs) if theirs else seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if theirs:
-            left = theirs - (time.monotonic() - start)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), interval)
-
-
 def _in_worker(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckResult:
     """``_evaluate`` off the main thread, where no signal can interrupt it: the computation
     runs in a daemon thread and the check answers after :data:`CHECK_SECONDS` whatever it does
@@ -360,10 +320,7 @@ def evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckResu
     back as an 'invalid' :class:`CheckResult` with one sentence.
     """
     try:
-        if (
-            not hasattr(signal, "setitimer")
-            or threading.current_thread() is not threading.main_thread()
-        ):
+        if not can_interrupt():
             return _in_worker(task, answer, overrides)
         with _time_limit(CHECK_SECONDS):
             return _evaluate(task, answer, overrides)
