@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_choice, check_int, check_number, describe
+from ._validate import MAX_PRODUCT, as_floats, check_choice, check_int, check_number, describe
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gemm import gemm_sweep
@@ -221,7 +221,8 @@ def collective(
     size_bytes: float, ranks: int, *, link: str | Interconnect = "NVLink4", kind: str = "all-reduce"
 ) -> CollectiveResult:
     """Bytes and time of one ring collective of ``size_bytes`` over ``ranks`` on ``link``."""
-    size = check_number("size_bytes", size_bytes, minimum=0)
+    # at most 2**62 bytes (4.6 EB), the kit's largest product of sizes: the bytes sent stay finite
+    size = check_number("size_bytes", size_bytes, minimum=0, maximum=float(MAX_PRODUCT))
     n = check_int("ranks", ranks, maximum=1 << 20, allow_array=False)
     kind = check_choice("kind", kind, COLLECTIVES)
     li = interconnect(link)
@@ -271,15 +272,24 @@ class AllreduceFit(ResultMixin):
 def fit_latency_bandwidth(size_bytes: Any, times_s: Any, ranks: int = 2) -> AllreduceFit:
     """Fit t = a + b S to measured all-reduce times (at least two distinct sizes)."""
     n = check_int("ranks", ranks, minimum=2, allow_array=False)
-    s = np.asarray(size_bytes, dtype=np.float64).ravel()
-    t = np.asarray(times_s, dtype=np.float64).ravel()
+    s = as_floats("size_bytes", size_bytes, "non-negative finite numbers").ravel()
+    t = as_floats("times_s", times_s, "positive finite numbers").ravel()
+    if not (np.isfinite(s).all() and (s >= 0).all() and (s <= MAX_PRODUCT).all()):
+        bad = s[~(np.isfinite(s) & (s >= 0) & (s <= MAX_PRODUCT))][0]
+        raise InvalidParameter(
+            f"'size_bytes' must be non-negative finite numbers no larger than 2**62 "
+            f"(got {describe(float(bad))})"
+        )
     if s.size != t.size or s.size < 2 or np.unique(s).size < 2:
         raise InvalidParameter(
             f"'size_bytes' must hold at least two different sizes, one per time (got {s.size} "
             f"sizes for {t.size} times)"
         )
     if not (np.isfinite(t).all() and (t > 0).all()):
-        raise InvalidParameter("'times_s' must be positive finite numbers (got another value)")
+        bad = t[~(np.isfinite(t) & (t > 0))][0]
+        raise InvalidParameter(
+            f"'times_s' must be positive finite numbers (got {describe(float(bad))})"
+        )
     b, a = np.polyfit(s, t, 1)
     pred = a + b * s
     ss_res = float(((t - pred) ** 2).sum())
