@@ -24,7 +24,6 @@ kernels priced by :func:`~dlperf_widgets.core.memlimited.memory_pass`, GEMMs by
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -32,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import assumptions
-from ._validate import check_int, check_number, describe
+from ._validate import as_floats, check_int, check_number, describe
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
@@ -149,6 +148,11 @@ class LaunchResult(ResultMixin):
         return f"{self.kernels} kernel launch(es)"
 
 
+MAX_KERNEL_S = 1e6
+"""Longest kernel time or launch overhead accepted (a million seconds, 11.6 days): far beyond
+any real kernel, and small enough that sums over a step stay finite."""
+
+
 def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = None) -> LaunchResult:
     """Eager vs graph time of kernels with the given work times (seconds, one per kernel).
 
@@ -156,16 +160,14 @@ def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = No
     >>> round(r.eager_time_s * 1e6), round(r.graph_time_s * 1e6), r.launch_bound
     (50, 15, True)
     """
-    t = np.atleast_1d(np.asarray(kernel_times_s, dtype=np.float64))
-    if t.size == 0 or t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
-        raise InvalidParameter(
-            f"'kernel_times_s' must be a non-empty list of non-negative times "
-            f"(got {describe(kernel_times_s)})"
-        )
+    rule = f"a non-empty list of non-negative times of at most {MAX_KERNEL_S:g} s"
+    t = np.atleast_1d(as_floats("kernel_times_s", kernel_times_s, rule))
+    if t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0) or np.any(t > MAX_KERNEL_S):
+        raise InvalidParameter(f"'kernel_times_s' must be {rule} (got {describe(kernel_times_s)})")
     over = (
         _launch_overhead_s()
         if launch_overhead_s is None
-        else check_number("launch_overhead_s", launch_overhead_s, minimum=0)
+        else check_number("launch_overhead_s", launch_overhead_s, minimum=0, maximum=MAX_KERNEL_S)
     )
     work = float(t.sum())
     eager = float(np.maximum(t, over).sum())
@@ -306,17 +308,20 @@ def standard_attention_elements(n: Any, d: Any) -> Any:
 
     Algorithm 0 of Dao et al. 2022: read Q, K, write S; read S, write P; read P, V, write O.
     """
-    n = np.asarray(n, dtype=np.float64)
-    d = np.asarray(d, dtype=np.float64)
+    n = np.asarray(check_int("n", n), dtype=np.float64)
+    d = np.asarray(check_int("d", d), dtype=np.float64)
     out = 4 * n * d + 4 * n * n
     return float(out) if out.ndim == 0 else out
 
 
 def flash_block_sizes(n: int, d: int, sram_elements: int) -> tuple[int, int, int, int]:
     """(B_c, B_r, T_c, T_r) of FlashAttention's Algorithm 1 for an SRAM of M elements."""
-    bc = math.ceil(sram_elements / (4 * d))
+    n = check_int("n", n, allow_array=False)
+    d = check_int("d", d, allow_array=False)
+    sram_elements = check_int("sram_elements", sram_elements, allow_array=False)
+    bc = -(-sram_elements // (4 * d))  # ceil in exact integers
     br = min(bc, d)
-    return bc, br, math.ceil(n / bc), math.ceil(n / br)
+    return bc, br, -(-n // bc), -(-n // br)
 
 
 def flash_attention_elements(n: int, d: int, sram_elements: int) -> tuple[float, float]:
@@ -327,6 +332,7 @@ def flash_attention_elements(n: int, d: int, sram_elements: int) -> tuple[float,
     statistics l and m read and written (4 N).
     """
     _, _, tc, _ = flash_block_sizes(n, d, sram_elements)
+    n, d = check_int("n", n, allow_array=False), check_int("d", d, allow_array=False)
     return 2.0 * n * d + tc * 3.0 * n * d, tc * 4.0 * n
 
 

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_choice, check_int, describe
+from ._validate import check_bool, check_choice, check_int, describe
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gemm import gemm_sweep, ideal_time_s
@@ -92,6 +92,23 @@ class LlmSpec(ResultMixin):
     gated_mlp: bool = True
     tied_embeddings: bool = False
     source: str = ""
+
+    def __post_init__(self) -> None:
+        # A custom spec is user input like any other: checked once, here.
+        for label in ("name", "source"):
+            text = getattr(self, label)
+            if not isinstance(text, str) or len(text) > 200:
+                raise InvalidParameter(f"'{label}' must be text (got {describe(text)})")
+        for label in ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab"):
+            size = check_int(label, getattr(self, label), maximum=2**20, allow_array=False)
+            object.__setattr__(self, label, size)
+        if self.heads % self.kv_heads:
+            raise InvalidParameter(
+                f"'kv_heads' must divide 'heads' ({self.heads}): each key/value head serves "
+                f"a whole group of query heads (got {self.kv_heads})"
+            )
+        for label in ("gated_mlp", "tied_embeddings"):
+            object.__setattr__(self, label, check_bool(label, getattr(self, label)))
 
     def linears(self) -> list[tuple[str, int, int]]:
         """(name, out features N, in features K) of one layer's linear layers."""

@@ -176,7 +176,7 @@ def mfu(
     if (params is None) == (flops_per_token is None):
         raise InvalidParameter(
             "'params' or 'flops_per_token' must be given, not both or neither "
-            f"(got params={params!r}, flops_per_token={flops_per_token!r})"
+            f"(got params={describe(params)}, flops_per_token={describe(flops_per_token)})"
         )
     if flops_per_token is not None:
         model = hw = check_number("flops_per_token", flops_per_token, minimum=0, strict=True)

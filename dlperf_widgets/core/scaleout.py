@@ -144,8 +144,9 @@ def _bandwidth_latency(link: Any, bandwidth: Any, latency: Any) -> tuple[float, 
         return li.bandwidth_bytes_per_s, li.latency_s
     if bandwidth is None:
         raise InvalidParameter("'link' or 'bandwidth_bytes_per_s' must be given (got neither)")
-    bw = check_number("bandwidth_bytes_per_s", bandwidth, minimum=0, strict=True)
-    lat = check_number("latency_s", 0.0 if latency is None else latency, minimum=0)
+    # at least 1 B/s: a subnormal bandwidth made every time overflow to inf
+    bw = check_number("bandwidth_bytes_per_s", bandwidth, minimum=1)
+    lat = check_number("latency_s", 0.0 if latency is None else latency, minimum=0, maximum=1e6)
     return bw, lat
 
 
@@ -156,9 +157,11 @@ def _ring_time(
     reduce-scatter; 2: all-reduce)."""
     n = check_int("ranks", ranks, allow_array=False)
     bw, lat = _bandwidth_latency(link, bandwidth, latency)
-    s = np.asarray(size_bytes, dtype=np.float64)
-    if (s < 0).any() or not np.isfinite(s).all():
-        raise InvalidParameter(f"'size_bytes' must be non-negative (got {describe(size_bytes)})")
+    s = as_floats("size_bytes", size_bytes, "non-negative")
+    if (s < 0).any() or not np.isfinite(s).all() or (s > MAX_PRODUCT).any():
+        raise InvalidParameter(
+            f"'size_bytes' must be non-negative finite numbers no larger than 2**62 (got {describe(size_bytes)})"
+        )
     t = passes * ((n - 1) * lat + allgather_bytes(s, n) / bw) if n > 1 else np.zeros_like(s)
     return float(t) if np.ndim(t) == 0 else t
 
