@@ -80,9 +80,13 @@ def plain_number(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf":
         return value.item()
     if isinstance(value, decimal.Decimal):
-        if value.is_finite() and value == value.to_integral_value():
-            return int(value)
-        return float(value)  # NaN and infinities stay non-finite; the caller refuses them
+        if value.is_finite():
+            if value.adjusted() > 30:  # far beyond any size: no exact int of a billion digits
+                return float(value)
+            if value == value.to_integral_value():
+                return int(value)
+            return float(value)
+        return math.nan if value.is_nan() else float(value)  # refused as non-finite later
     return value
 
 
