@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import assumptions
-from ._validate import as_floats, check_int, check_number, describe
+from ._validate import as_floats, check_int, check_number, check_product, describe
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
@@ -435,6 +435,8 @@ def attention(
     bt = check_int("batch", batch, allow_array=False, maximum=1 << 16)
     sram = 100 * 1024 if sram_bytes is None else sram_bytes
     sram = check_int("sram_bytes", sram, allow_array=False, maximum=1 << 30)
+    # the scores GEMM multiplies all of them: its cap, named in attention's own terms
+    check_product(("seq_len", "seq_len", "head_dim", "heads", "batch"), (n, n, hd, h, bt))
     d = _dtype(dtype)
     g = _gpu(gpu)
     b = d.bytes_per_element

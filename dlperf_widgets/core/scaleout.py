@@ -38,7 +38,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import MAX_PRODUCT, as_floats, check_choice, check_int, check_number, describe
+from ._validate import (
+    MAX_PRODUCT,
+    as_floats,
+    check_choice,
+    check_int,
+    check_number,
+    check_product,
+    describe,
+)
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gemm import gemm_sweep
@@ -609,7 +617,13 @@ def step_time(
     if inter_link is not None:
         inter = interconnect(inter_link)
     tokens = mb * s
-
+    # The largest GEMM of the layer: attention's scores (micro_batch x heads, seq_len x
+    # seq_len x head dim) or a linear layer (tokens x the widest of ffn, vocab x hidden).
+    # Checked here, so that the message names step_time's own parameters, not a GEMM's 'm'.
+    check_product(
+        ("micro_batch", "seq_len", "hidden", "max(seq_len,ffn_mult*hidden,vocab)"),
+        (mb, s, h, max(s, f * h, V)),
+    )
     lf, lb, hf, hb = _layer_gemm_times(tokens, mb, s, h, a, f * h, tp, V, d.name, g)
     per_stage = L // pp
     fwd = per_stage * lf + hf  # the slowest stage: its layers and the logit layer

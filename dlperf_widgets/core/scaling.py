@@ -267,15 +267,20 @@ _ALIASES = {"mxfp8": "mxfp8_e4m3", "mx-fp8": "mxfp8_e4m3", "mx-fp4": "mxfp4", "n
 
 def block_format(name: str) -> BlockFormat:
     """Layout of a block-scaled format: ``block_format('nvfp4').bits_per_element == 4.5``."""
+    return _block_format(name, "name")
+
+
+def _block_format(name: Any, parameter: str) -> BlockFormat:
+    """block_format() with errors naming ``parameter`` (block_quantize's is 'format')."""
     if not isinstance(name, str):
         raise InvalidParameter(
-            f"'format' must be one of {', '.join(BLOCK_FORMATS)} (got {describe(name)})"
+            f"'{parameter}' must be one of {', '.join(BLOCK_FORMATS)} (got {describe(name)})"
         )
     key = name.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in _BLOCK_SPECS:
         raise InvalidParameter(
-            f"'format' must be one of {', '.join(BLOCK_FORMATS)} (got {describe(name)})"
+            f"'{parameter}' must be one of {', '.join(BLOCK_FORMATS)} (got {describe(name)})"
         )
     element, k, scale_fmt, sbits, tbits, source = _BLOCK_SPECS[key]
     ef = number_format(element)
@@ -335,7 +340,7 @@ def block_quantize(values: Any, format: str = "mxfp8_e4m3") -> BlockCastResult:
     (see the module text). Returns the dequantized values and every block's scale.
     """
     x = _array(values).ravel()
-    bf = block_format(format)
+    bf = _block_format(format, "format")
     ef = number_format(bf.element_format)
     k = bf.block_size
     n = x.size
