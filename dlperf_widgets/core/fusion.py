@@ -95,8 +95,19 @@ def _fusable(op: str) -> tuple[float, float, float, float]:
     return norm.forward_flops, 1.0, 1.0, 0.0  # persistent: one read, one write
 
 
+MAX_CHAIN_OPS = 256
+"""Most operations a chain may list: far more than any fused kernel holds (a transformer
+block's element-wise tail is 4 or 5), and few enough that the widget redraws at once."""
+
+
 def parse_chain(ops: str | Sequence[str]) -> tuple[str, ...]:
     """``'bias, gelu'``, a list of names or the name of a preset in :data:`CHAINS`."""
+    rule = f"a list of at most {MAX_CHAIN_OPS} operations"
+    # sized before it is split: a 140 KB line is refused without building 20,000 names
+    if isinstance(ops, str) and len(ops) > MAX_CHAIN_OPS * 24:
+        raise InvalidParameter(f"'ops' must be {rule} (got {len(ops):,} characters)")
+    if isinstance(ops, (list, tuple)) and len(ops) > MAX_CHAIN_OPS:
+        raise InvalidParameter(f"'ops' must be {rule} (got {len(ops):,} operations)")
     if isinstance(ops, str):
         if ops in CHAINS:
             return CHAINS[ops]
@@ -109,6 +120,8 @@ def parse_chain(ops: str | Sequence[str]) -> tuple[str, ...]:
         )
     if not names:
         raise InvalidParameter(f"'ops' must name at least one operation (got {describe(ops)})")
+    if len(names) > MAX_CHAIN_OPS:
+        raise InvalidParameter(f"'ops' must be {rule} (got {len(names):,} operations)")
     for n in names:
         if n not in FUSABLE_OPS:
             raise InvalidParameter(
