@@ -47,3 +47,27 @@ def test_ctrl_c_while_writing_a_result_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr(cli, "render", interrupted)
     assert cli.main(["gpus"]) == 130
     assert capsys.readouterr().err == "dlperf: interrupted\n"
+
+
+def test_the_cpu_description_leaves_the_processor_out():
+    """Notebooks 00 and 09 saved the recording machine's CPU model in their outputs."""
+    pytest.importorskip("torch")
+    from dlperf_widgets.live.device import _cpu_name, detect_device
+
+    info = detect_device("cpu")
+    assert _cpu_name() not in info.description
+    assert info.processor == _cpu_name() and info.to_dict()["processor"] == _cpu_name()
+
+
+def test_exercise_cells_with_the_tasks_numbers_are_checked_by_nbval():
+    """The exercise notebooks had no cell whose output nbval compared (the course had 116)."""
+    import glob
+
+    import nbformat
+    from hostile_support import ROOT
+
+    tagged = 0
+    for path in glob.glob(str(ROOT / "exercises" / "[01]*_exercises.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        tagged += sum("nbval-check-output" in c.metadata.get("tags", []) for c in nb.cells)
+    assert tagged >= 19
