@@ -176,8 +176,8 @@ def list_traces() -> list[str]:
     return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".csv"))
 
 
-MAX_TRACE_BYTES = 2 * 2**20
-"""Largest trace file the kit reads (2 MiB, some 40,000 GEMM rows): recorded traces are a few
+MAX_TRACE_BYTES = 2**20
+"""Largest trace file the kit reads (1 MiB, some 20,000 GEMM rows): recorded traces are a few
 hundred rows; the cap keeps a stray log file from taking the machine's memory."""
 
 # Range of a plausible GPU time in seconds: no kernel or step is timed below a picosecond

@@ -78,7 +78,7 @@ def _assert_json(argv: list[str], capsys) -> None:
 
 
 @settings(
-    max_examples=80,
+    max_examples=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
