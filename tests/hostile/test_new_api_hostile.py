@@ -156,3 +156,14 @@ def test_a_prediction_off_by_hundreds_of_orders_says_so():
     """A guess of 1e-320 raised OverflowError (10 ** 320) instead of a verdict."""
     verdict = predict.score_prediction(1e-320, 1.0).verdict
     assert "too low" in verdict and "320" in verdict
+
+
+@pytest.mark.parametrize("amax", ["1e-320", "5e-324"])
+def test_fp8_of_a_subnormal_is_refused_in_strict_json(amax, capsys):
+    """`dlperf fp8 1e-320`: scale inf, a RuntimeWarning, 'underflow 0' and `Infinity` in --json."""
+    from dlperf_widgets.cli import main
+
+    assert main(["fp8", amax, "--json"]) == 2
+    out, err = capsys.readouterr()
+    payload = json.loads(out, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+    assert payload["parameter"] == "values" and err == ""
