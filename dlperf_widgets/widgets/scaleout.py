@@ -69,9 +69,7 @@ class Fp8ScalingExplorer(Explorer):
                 value=number_format(format).name,
                 description="format",
             ),
-            "recipe": widgets.Dropdown(
-                options=["current", "delayed"], value=recipe, description="recipe"
-            ),
+            "recipe": dropdown("recipe", ["current", "delayed"], recipe, description="recipe"),
             "margin": widgets.IntSlider(
                 value=margin, min=0, max=8, description="margin", layout=slider
             ),

@@ -168,3 +168,32 @@ def test_the_magic_sees_a_long_line_without_expanding_it():
     shown = shell.run_line_magic("dlperf", line)
     assert time.perf_counter() - start < 2
     assert "'ops'" in repr(shown)
+
+
+def _spellings():
+    """(widget, parameter, value): each text default in capitals, a spelling the core accepts."""
+    import inspect
+
+    found = []
+    for name in ww.__all__:
+        cls = getattr(ww, name)
+        if name == "Predict":
+            continue
+        for p in inspect.signature(cls.__init__).parameters.values():
+            if isinstance(p.default, str) and p.default:
+                found.append((cls, p.name, p.default.upper()))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("cls", "name", "value"), _spellings(), ids=lambda v: getattr(v, "__name__", str(v))
+)
+def test_every_constructor_takes_the_cores_spellings(cls, name, value):
+    """Dropdowns refused 'FP16', 'ADAMW' or ' current ' with traitlets.TraitError (or a
+    KeyError for a preset) although the core accepts them."""
+    try:
+        w = cls(**{name: value})
+    except DlperfError as exc:  # refused as the kit refuses it, never as traitlets does
+        assert "offers" not in str(exc) and "\n" not in str(exc)
+        return
+    w.close()
