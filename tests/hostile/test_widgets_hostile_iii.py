@@ -171,7 +171,8 @@ def test_the_magic_sees_a_long_line_without_expanding_it():
 
 
 def _spellings():
-    """(widget, parameter, value): each text default in capitals, a spelling the core accepts."""
+    """(widget, parameter, value): each choice's default in capitals, a spelling the core accepts."""
+    choices = {"dtype", "optimizer", "precision", "checkpointing", "recipe", "preset", "schedule"}
     import inspect
 
     found = []
@@ -180,7 +181,7 @@ def _spellings():
         if name == "Predict":
             continue
         for p in inspect.signature(cls.__init__).parameters.values():
-            if isinstance(p.default, str) and p.default:
+            if p.name in choices and isinstance(p.default, str) and p.default:
                 found.append((cls, p.name, p.default.upper()))
     return found
 
