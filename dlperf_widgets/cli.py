@@ -78,9 +78,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         return _report(DlperfError("the command ran out of memory; try smaller sizes"), as_json)
     except KeyboardInterrupt:
-        print("dlperf: interrupted", file=sys.stderr)
-        return 130
-    return _write(render(command, result, as_json))
+        return _interrupted()
+    try:
+        return _write(render(command, result, as_json))
+    except KeyboardInterrupt:  # Ctrl-C while a long result is rendered or written
+        _detach_stdout()
+        return _interrupted()
+
+
+def _interrupted() -> int:
+    print("dlperf: interrupted", file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

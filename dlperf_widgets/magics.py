@@ -58,6 +58,12 @@ def dlperf_magic(line: str) -> Any:
     return run_line(line)
 
 
+# Registered without IPython's $name / {expr} expansion (what IPython's @no_var_expand sets,
+# set here so that this module imports without IPython): the line reaches the kit as typed,
+# and a 140 KB line is refused at once instead of being expanded for tens of seconds first.
+dlperf_magic._ipython_magic_no_var_expand = True  # type: ignore[attr-defined]
+
+
 def load_ipython_extension(ipython: Any) -> None:
     require("IPython", "the %dlperf magic")
     ipython.register_magic_function(dlperf_magic, magic_kind="line", magic_name="dlperf")

@@ -22,6 +22,11 @@ from tools.nbtools import code, md, write  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
+# Cells that print the model's (or a shipped table's) numbers a task relies on: nbval compares
+# their saved output, so a core change that moves one of those numbers fails the exercise's
+# notebook test instead of silently contradicting its text. Live measurements are not tagged.
+CHECK_OUTPUT = ["nbval-check-output"]
+
 
 def _meta(cell, grade_id: str, *, grade: bool, solution: bool, locked: bool, points=None):  # type: ignore[no-untyped-def]
     nbg = {
@@ -171,7 +176,7 @@ def nb01():  # type: ignore[no-untyped-def]
             "memory_time = (M * K + K * N + M * N) * 2 / 900e9",
         ),
         test("01.memory_time", "memory_time"),
-        code('gemm(M, N, K, dtype="fp16", gpu="V100")'),
+        code('gemm(M, N, K, dtype="fp16", gpu="V100")', tags=CHECK_OUTPUT),
         md(
             "## Task 5 (open): why is this GEMM so much less intense than a square one?\n\n"
             "The 8192×8192×8192 GEMM reaches about 2730 FLOP/B, this one only about 124. "
@@ -273,7 +278,8 @@ def nb02():  # type: ignore[no-untyped-def]
         code(
             "batches = np.arange(1, 1025)\n"
             "sweep = gemm_sweep(4096, batches, 1024, dtype='fp16', gpu='V100')\n"
-            "print('first math-bound batch size:', batches[np.argmax(sweep.limiter == 'math')])"
+            "print('first math-bound batch size:', batches[np.argmax(sweep.limiter == 'math')])",
+            tags=CHECK_OUTPUT,
         ),
         md(
             "## Task 7 (debug): a published measurement\n\n"
@@ -290,7 +296,8 @@ def nb02():  # type: ignore[no-untyped-def]
             "rate = 2 * 256 * 4096 * 4096 / measured\n"
             "print(f'measured (XLA table, H100 SXM): {measured * 1e6:.1f} us, '\n"
             "      f'{rate / 1e12:.0f} TFLOP/s = '\n"
-            "      f\"{rate / gpu('H100-SXM').peak_flops('bf16'):.0%} of the BF16 peak\")"
+            "      f\"{rate / gpu('H100-SXM').peak_flops('bf16'):.0%} of the BF16 peak\")",
+            tags=CHECK_OUTPUT,
         ),
         answer(
             "trace_limiter",
@@ -406,7 +413,8 @@ def nb03():  # type: ignore[no-untyped-def]
             "    tw = tile_wave(3072, n, tile='256x128', sms=108)\n"
             "    r = gemm(3072, n, 8192, dtype='fp16', gpu='A100', tile='256x128')\n"
             "    print(f'N = {n}: {tw.tiles} tiles, {tw.waves} wave(s), '\n"
-            "          f'predicted {r.predicted_time_s * 1e6:.0f} us')"
+            "          f'predicted {r.predicted_time_s * 1e6:.0f} us')",
+            tags=CHECK_OUTPUT,
         ),
         md(
             "## Task 5 (design): grow the layer without wasting a wave\n\n"
@@ -436,7 +444,8 @@ def nb03():  # type: ignore[no-untyped-def]
         ),
         code(
             "tw = tile_wave(3072, 1280, tile='256x128', sms=108)\n"
-            "print(f'{tw.tiles} tiles, {tw.waves} waves, {tw.wave_efficiency:.0%} of the slots busy')"
+            "print(f'{tw.tiles} tiles, {tw.waves} waves, {tw.wave_efficiency:.0%} of the slots busy')",
+            tags=CHECK_OUTPUT,
         ),
         answer(
             "profile_fix",
@@ -516,7 +525,10 @@ def nb04():  # type: ignore[no-untyped-def]
             "           / gemm(4096, 4096, 4096, dtype='fp16', gpu='A100').predicted_time_s)",
         ),
         test("04.speedup", "speedup"),
-        code("for f in gemm(4096, 4096, 4095, dtype='fp16', gpu='A100').findings:\n    print(f)"),
+        code(
+            "for f in gemm(4096, 4096, 4095, dtype='fp16', gpu='A100').findings:\n    print(f)",
+            tags=CHECK_OUTPUT,
+        ),
         md(
             "## Task 3: is it worth it at batch 1?\n\n"
             "Same K = 4095 → 4096, but now N = 1 (one sample through a 4095-input layer). "
@@ -539,7 +551,8 @@ def nb04():  # type: ignore[no-untyped-def]
             "measured = float(np.median(t['measured_time_s'][row]))\n"
             "rate = 2 * 40 * 8457 * 1760 / measured\n"
             "print(f'measured (DeepBench, V100): {measured * 1e6:.0f} us, {rate / 1e12:.1f} '\n"
-            "      f\"TFLOP/s = {rate / gpu('V100').peak_flops('fp16'):.0%} of the FP16 peak\")"
+            "      f\"TFLOP/s = {rate / gpu('V100').peak_flops('fp16'):.0%} of the FP16 peak\")",
+            tags=CHECK_OUTPUT,
         ),
         answer(
             "trace_fix",
@@ -561,7 +574,8 @@ def nb04():  # type: ignore[no-untyped-def]
             "row = (t['m'] == 5128) & (t['n'] == 9124) & (t['k'] == 4096)\n"
             "measured = float(np.median(t['measured_time_s'][row]))\n"
             "print(f'measured (DeepBench, V100): {2 * 5128 * 9124 * 4096 / measured / 1e12:.0f} "
-            "TFLOP/s')"
+            "TFLOP/s')",
+            tags=CHECK_OUTPUT,
         ),
         answer(
             "trace_tensor_cores",
@@ -622,7 +636,8 @@ def nb05():  # type: ignore[no-untyped-def]
             "conv = layer('conv2d', batch=32, in_channels=64, out_channels=64, height=56, "
             "width=56, kernel_size=3, dtype='fp16', gpu='A100')\n"
             "for p in conv.passes:\n"
-            "    print(f'{p.pass_:8s} M={p.m:>7} N={p.n:>4} K={p.k:>7}  {p.limiter}')"
+            "    print(f'{p.pass_:8s} M={p.m:>7} N={p.n:>4} K={p.k:>7}  {p.limiter}')",
+            tags=CHECK_OUTPUT,
         ),
         md(
             "## Task 3: the RGB input layer\n\n"
@@ -744,7 +759,8 @@ def nb06():  # type: ignore[no-untyped-def]
         code(
             "for p in memory_op('relu', shape=(32, 64, 56, 56), dtype='fp16', gpu='A100'):\n"
             "    print(f'{p.pass_:8s} {p.bytes / 1e6:7.1f} MB  "
-            "{p.predicted_time_s * 1e6:6.2f} us  {p.limiter}')"
+            "{p.predicted_time_s * 1e6:6.2f} us  {p.limiter}')",
+            tags=CHECK_OUTPUT,
         ),
         md(
             "## Task 4: a tiny tensor\n\n"
@@ -847,7 +863,7 @@ def nb07():  # type: ignore[no-untyped-def]
             "k = math.ceil(math.log2(2**-24 / 1e-8))",
         ),
         test("07.scale_exponent", "k"),
-        code("number_format('fp16')"),
+        code("number_format('fp16')", tags=CHECK_OUTPUT),
         md(
             "## Task 3: 2:4 sparsity end to end\n\n"
             "Pruning the weights 2:4 doubles the Tensor Core rate of a large math-bound "
@@ -882,7 +898,8 @@ def nb07():  # type: ignore[no-untyped-def]
             "for m in (16, 128, 512, 2048):\n"
             "    r = sparse_gemm(m, 4096, 4096, dtype='fp16', gpu='A100')\n"
             "    print(f'M = {m:5d}: {r.limiter:6s}-bound, speed-up {r.gemm_speedup:.2f}x, '\n"
-            "          f'sparse {r.sparse_time_s * 1e6:6.1f} us (model)')"
+            "          f'sparse {r.sparse_time_s * 1e6:6.1f} us (model)')",
+            tags=CHECK_OUTPUT,
         ),
         md(
             "## Task 5 (debugging): inf in the forward pass\n\n"
@@ -949,7 +966,8 @@ def nb08():  # type: ignore[no-untyped-def]
         code(
             "for zero in (0, 1, 2, 3):\n"
             "    r = training_memory(7e9, data_parallel=8, zero=zero)\n"
-            "    print(f'ZeRO-{zero}: {r.per_gpu_bytes / 1e9:6.1f} GB per GPU')"
+            "    print(f'ZeRO-{zero}: {r.per_gpu_bytes / 1e9:6.1f} GB per GPU')",
+            tags=CHECK_OUTPUT,
         ),
         md(
             "## Task 2: gradient accumulation\n\n"
@@ -998,7 +1016,8 @@ def nb08():  # type: ignore[no-untyped-def]
             "oom = training_memory(7e9, batch=1, layers=32, hidden=4096, seq_len=2048, heads=32,\n"
             "                      data_parallel=8)\n"
             "for part in ('weights', 'gradients', 'optimizer', 'activations'):\n"
-            "    print(f'{part:12s} {getattr(oom, part + \"_bytes\") / 2**30:7.1f} GiB')"
+            "    print(f'{part:12s} {getattr(oom, part + \"_bytes\") / 2**30:7.1f} GiB')",
+            tags=CHECK_OUTPUT,
         ),
         answer(
             "oom_fix",
@@ -1199,7 +1218,8 @@ def nb10():  # type: ignore[no-untyped-def]
         test("10.saved_probabilities", "saved"),
         code(
             "a = attention(4096, head_dim=64, heads=16, batch=8)\n"
-            "print(f'FlashAttention keeps {a.saved_bytes_flash / 2**20:.0f} MiB instead')"
+            "print(f'FlashAttention keeps {a.saved_bytes_flash / 2**20:.0f} MiB instead')",
+            tags=CHECK_OUTPUT,
         ),
         md(
             "## Task 4: launch-bound\n\n"
@@ -1247,7 +1267,8 @@ def nb10():  # type: ignore[no-untyped-def]
             "for q in chain.to_dict()['passes']:\n"
             "    work = max(q['math_time_s'], q['memory_time_s'])\n"
             "    print(f\"{q['op']:9s} {q['limiter']:6s}-bound, {work * 1e6:5.1f} us of work "
-            '(model)")'
+            '(model)")',
+            tags=CHECK_OUTPUT,
         ),
         answer(
             "profile_fix",
@@ -1295,7 +1316,10 @@ def nb11():  # type: ignore[no-untyped-def]
             "Llama-3-8B has 32 layers, 32 query heads and 8 K/V heads of size 128. How many "
             "bytes of FP16 KV cache does one token of one sequence take?"
         ),
-        code("s = llm('llama-3-8b')\nprint(s.layers, s.heads, s.kv_heads, s.head_dim)"),
+        code(
+            "s = llm('llama-3-8b')\nprint(s.layers, s.heads, s.kv_heads, s.head_dim)",
+            tags=CHECK_OUTPUT,
+        ),
         answer(
             "kv_token",
             "bytes",
@@ -1378,7 +1402,8 @@ def nb11():  # type: ignore[no-untyped-def]
             "t_meas, f_meas, b_meas = (meas[c][row] for c in ('measured_time_s', 'flops', "
             "'bytes'))\n"
             "print(f'{t_meas * 1e6:.2f} us measured, {f_meas:.3g} FLOP, {b_meas:.3g} B '\n"
-            "      f'(published, {meas[\"traces\"][0]})')"
+            "      f'(published, {meas[\"traces\"][0]})')",
+            tags=CHECK_OUTPUT,
         ),
         answer(
             "measured_limiter",
@@ -1513,7 +1538,10 @@ def nb12():  # type: ignore[no-untyped-def]
             "adapts; a margin of a few binades, or current scaling for tensors known to jump, "
             "protects against it.",
         ),
-        code("fp8_quantize([0.1, 1.0, 16.0], recipe='delayed', amax_history=[1.0])"),
+        code(
+            "fp8_quantize([0.1, 1.0, 16.0], recipe='delayed', amax_history=[1.0])",
+            tags=CHECK_OUTPUT,
+        ),
     ]
 
 

@@ -12,6 +12,7 @@ import argparse
 import importlib
 import math
 import pkgutil
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,10 +53,26 @@ class Command:
     order: int = 50
 
 
+# A word argparse must read as a negative number, not an option: argparse's own pattern knows
+# -3 and -.5 but not -1e3, -1_000 or -inf, which it then reported as unknown options.
+_NEGATIVE_NUMBER = re.compile(
+    r"^-(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$|^-(?:inf|infinity|nan)$", re.IGNORECASE
+)
+_REQUIRED = re.compile(r"^the following arguments are required: (.+)$")
+
+
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser that raises instead of printing usage and exiting."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
+
     def error(self, message: str) -> None:  # type: ignore[override]
+        required = _REQUIRED.match(message)
+        if required:  # name the first missing argument, in the kit's template
+            names = [n.strip().lstrip("-").replace("-", "_") for n in required.group(1).split(",")]
+            message = f"'{names[0]}' must be given ({message})"
         raise UsageError(message, self.prog)
 
 

@@ -24,6 +24,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 def _run(a: argparse.Namespace) -> object:
     # live.traces needs only numpy; imported here so the CLI starts fast.
+    from ..core.errors import DlperfError, parameter_of
     from ..live.traces import model_error_report
 
     if a.workloads:
@@ -36,7 +37,12 @@ def _run(a: argparse.Namespace) -> object:
             )
         return workload_error_report()
 
-    return model_error_report(a.traces or None)
+    try:
+        return model_error_report(a.traces or None)
+    except DlperfError as exc:
+        if parameter_of(exc) is None:  # a trace's content: the TRACE argument is at fault
+            exc.parameter = "traces"  # type: ignore[attr-defined]
+        raise
 
 
 COMMANDS = [

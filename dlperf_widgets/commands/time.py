@@ -8,6 +8,7 @@ PyTorch is needed (the ``live`` extra); without it the command says how to insta
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from ..core._validate import describe
@@ -53,10 +54,10 @@ def _common(p: argparse.ArgumentParser, with_dtype: bool = True) -> None:
     )
     p.add_argument(
         "--max-seconds",
-        type=float_arg("max-seconds"),
+        type=_seconds_arg,
         default=60.0,
         help="on the CPU, refuse work estimated longer than this and stop repeating after it "
-        "(60; 0 for no limit)",
+        "(60; 'none' for no limit)",
     )
     p.add_argument(
         "--no-flush",
@@ -76,6 +77,20 @@ def _layer_options() -> dict[str, tuple[str, str, list[str]]]:
             kinds.append(kind)
             found[o.name] = (typ, help_, kinds)
     return found
+
+
+def _seconds_arg(text: str) -> float:
+    """--max-seconds: a positive number of seconds, or 'none' (read as infinity) for no limit.
+
+    0 once meant no limit, silently; a limit of zero seconds is now refused as one."""
+    if text.strip().lower() == "none":
+        return math.inf
+    seconds = float_arg("max-seconds")(text)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(
+            f"'max-seconds' must be a positive number, or 'none' for no limit (got {describe(text)})"
+        )
+    return seconds
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
@@ -128,7 +143,7 @@ def _run(a: argparse.Namespace) -> Any:
         "repeats": a.repeats,
         "warmup": a.warmup,
         "flush_l2": not a.no_flush,
-        "max_seconds": a.max_seconds or None,
+        "max_seconds": None if a.max_seconds == math.inf else a.max_seconds,
     }
     if target == "gemm":
         from ..live.timing import time_gemm

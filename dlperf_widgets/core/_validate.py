@@ -6,6 +6,7 @@ All checks accept Python scalars and numpy arrays (every element is checked), an
 
 from __future__ import annotations
 
+import decimal
 import difflib
 import math
 import numbers
@@ -28,6 +29,7 @@ __all__ = [
     "closest",
     "describe",
     "is_array",
+    "plain_number",
 ]
 
 
@@ -69,6 +71,25 @@ def describe(value: Any) -> str:
     return _clip(text)
 
 
+def plain_number(value: Any) -> Any:
+    """A 0-d numpy array or a ``Decimal`` as the Python number it holds; anything else as is.
+
+    Both are numbers to a user (``np.float64(x).sum()`` style results, ``Decimal("0.5")``), but
+    neither is a ``numbers.Real``: without this they were refused as arrays or as text.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf":
+        return value.item()
+    if isinstance(value, decimal.Decimal):
+        if value.is_finite():
+            if value.adjusted() > 30:  # far beyond any size: no exact int of a billion digits
+                return float(value)
+            if value == value.to_integral_value():
+                return int(value)
+            return float(value)
+        return math.nan if value.is_nan() else float(value)  # refused as non-finite later
+    return value
+
+
 def is_array(value: Any) -> bool:
     return isinstance(value, np.ndarray) or (
         isinstance(value, (list, tuple)) and not isinstance(value, str)
@@ -104,6 +125,7 @@ def check_int(
         low_rule = high_rule = rule = f"an integer between {minimum} and {maximum}"
     else:
         low_rule = high_rule = rule
+    value = plain_number(value)
     if allow_array and is_array(value):
         try:
             arr = np.asarray(value)
@@ -227,6 +249,7 @@ def check_number(
     maximum: float | None = None,
 ) -> float:
     """Return ``value`` as a finite float within the bounds (``strict``: above ``minimum``)."""
+    value = plain_number(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise InvalidParameter(f"'{name}' must be a finite number (got {describe(value)})")
     try:
@@ -249,6 +272,7 @@ def check_number(
 
 def as_floats(name: str, value: Any, rule: str) -> np.ndarray:
     """``value`` (a number or an array of numbers) as a float64 array, or the kit's error."""
+    value = plain_number(value)
     if isinstance(value, (bool, np.bool_, str, bytes)):
         raise InvalidParameter(f"'{name}' must be {rule} (got {describe(value)})")
     try:

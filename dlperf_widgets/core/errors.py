@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DlperfError", "InvalidParameter", "MissingDependency", "UnknownGPU", "parameter_of"]
+__all__ = [
+    "DlperfError",
+    "InvalidParameter",
+    "MissingDependency",
+    "UnknownGPU",
+    "UserCodeError",
+    "parameter_of",
+]
 
 
 class DlperfError(Exception):
@@ -16,6 +23,7 @@ class DlperfError(Exception):
 
 
 _NAMED = re.compile(r"^(?:argument [^:]*: )?'([^']{1,60})'")
+_OPTION = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)+$")  # an option's spelling: seq-len
 _ARGUMENT = re.compile(r"^argument (?:--)?([\w-]{1,60})")
 
 
@@ -24,6 +32,7 @@ def parameter_of(exc: BaseException) -> str | None:
 
     Messages follow the template ``'<parameter>' must be <rule> (got <value>)``; argparse's
     own messages start ``argument --name:``. None when the message names no parameter.
+    A command-line spelling (``seq-len``) is given as the Python name (``seq_len``).
     """
     explicit = getattr(exc, "parameter", None)
     if isinstance(explicit, str):
@@ -31,7 +40,7 @@ def parameter_of(exc: BaseException) -> str | None:
     text = str(exc)
     named = _NAMED.match(text)
     if named:
-        return named.group(1)
+        return named.group(1).replace("-", "_") if _OPTION.match(named.group(1)) else named.group(1)
     argument = _ARGUMENT.match(text)
     return argument.group(1).replace("-", "_") if argument else None
 
@@ -49,3 +58,12 @@ class UnknownGPU(DlperfError, KeyError):
 
 class MissingDependency(DlperfError, ImportError):
     """An optional dependency is absent; the message says which extra to install."""
+
+
+class UserCodeError(DlperfError):
+    """The user's own code (a module given to ``--module``) failed: the message quotes its
+    error and says it came from that code, not from the kit."""
+
+    def __init__(self, message: str, parameter: str = "module") -> None:
+        super().__init__(message)
+        self.parameter = parameter

@@ -24,7 +24,6 @@ kernels priced by :func:`~dlperf_widgets.core.memlimited.memory_pass`, GEMMs by
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -32,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import assumptions
-from ._validate import check_int, check_number, describe
+from ._validate import as_floats, check_int, check_number, check_product, describe
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
@@ -98,8 +97,19 @@ def _fusable(op: str) -> tuple[float, float, float, float]:
     return norm.forward_flops, 1.0, 1.0, 0.0  # persistent: one read, one write
 
 
+MAX_CHAIN_OPS = 256
+"""Most operations a chain may list: far more than any fused kernel holds (a transformer
+block's element-wise tail is 4 or 5), and few enough that the widget redraws at once."""
+
+
 def parse_chain(ops: str | Sequence[str]) -> tuple[str, ...]:
     """``'bias, gelu'``, a list of names or the name of a preset in :data:`CHAINS`."""
+    rule = f"a list of at most {MAX_CHAIN_OPS} operations"
+    # sized before it is split: a 140 KB line is refused without building 20,000 names
+    if isinstance(ops, str) and len(ops) > MAX_CHAIN_OPS * 24:
+        raise InvalidParameter(f"'ops' must be {rule} (got {len(ops):,} characters)")
+    if isinstance(ops, (list, tuple)) and len(ops) > MAX_CHAIN_OPS:
+        raise InvalidParameter(f"'ops' must be {rule} (got {len(ops):,} operations)")
     if isinstance(ops, str):
         if ops in CHAINS:
             return CHAINS[ops]
@@ -112,6 +122,8 @@ def parse_chain(ops: str | Sequence[str]) -> tuple[str, ...]:
         )
     if not names:
         raise InvalidParameter(f"'ops' must name at least one operation (got {describe(ops)})")
+    if len(names) > MAX_CHAIN_OPS:
+        raise InvalidParameter(f"'ops' must be {rule} (got {len(names):,} operations)")
     for n in names:
         if n not in FUSABLE_OPS:
             raise InvalidParameter(
@@ -152,6 +164,11 @@ class LaunchResult(ResultMixin):
         return f"{self.kernels} kernel launch(es)"
 
 
+MAX_KERNEL_S = 1e6
+"""Longest kernel time or launch overhead accepted (a million seconds, 11.6 days): far beyond
+any real kernel, and small enough that sums over a step stay finite."""
+
+
 def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = None) -> LaunchResult:
     """Eager vs graph time of kernels with the given device times (seconds, one per kernel).
 
@@ -159,16 +176,14 @@ def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = No
     >>> round(r.eager_time_s * 1e6), round(r.graph_time_s * 1e6), r.launch_bound
     (50, 15, True)
     """
-    t = np.atleast_1d(np.asarray(kernel_times_s, dtype=np.float64))
-    if t.size == 0 or t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0):
-        raise InvalidParameter(
-            f"'kernel_times_s' must be a non-empty list of non-negative times "
-            f"(got {describe(kernel_times_s)})"
-        )
+    rule = f"a non-empty list of non-negative times of at most {MAX_KERNEL_S:g} s"
+    t = np.atleast_1d(as_floats("kernel_times_s", kernel_times_s, rule))
+    if t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t < 0) or np.any(t > MAX_KERNEL_S):
+        raise InvalidParameter(f"'kernel_times_s' must be {rule} (got {describe(kernel_times_s)})")
     over = (
         _launch_overhead_s()
         if launch_overhead_s is None
-        else check_number("launch_overhead_s", launch_overhead_s, minimum=0)
+        else check_number("launch_overhead_s", launch_overhead_s, minimum=0, maximum=MAX_KERNEL_S)
     )
     work = float(t.sum())
     eager = float(np.maximum(t, over).sum())
@@ -306,17 +321,20 @@ def standard_attention_elements(n: Any, d: Any) -> Any:
 
     Algorithm 0 of Dao et al. 2022: read Q, K, write S; read S, write P; read P, V, write O.
     """
-    n = np.asarray(n, dtype=np.float64)
-    d = np.asarray(d, dtype=np.float64)
+    n = np.asarray(check_int("n", n), dtype=np.float64)
+    d = np.asarray(check_int("d", d), dtype=np.float64)
     out = 4 * n * d + 4 * n * n
     return float(out) if out.ndim == 0 else out
 
 
 def flash_block_sizes(n: int, d: int, sram_elements: int) -> tuple[int, int, int, int]:
     """(B_c, B_r, T_c, T_r) of FlashAttention's Algorithm 1 for an SRAM of M elements."""
-    bc = math.ceil(sram_elements / (4 * d))
+    n = check_int("n", n, allow_array=False)
+    d = check_int("d", d, allow_array=False)
+    sram_elements = check_int("sram_elements", sram_elements, allow_array=False)
+    bc = -(-sram_elements // (4 * d))  # ceil in exact integers
     br = min(bc, d)
-    return bc, br, math.ceil(n / bc), math.ceil(n / br)
+    return bc, br, -(-n // bc), -(-n // br)
 
 
 def flash_attention_elements(n: int, d: int, sram_elements: int) -> tuple[float, float]:
@@ -327,6 +345,7 @@ def flash_attention_elements(n: int, d: int, sram_elements: int) -> tuple[float,
     statistics l and m read and written (4 N).
     """
     _, _, tc, _ = flash_block_sizes(n, d, sram_elements)
+    n, d = check_int("n", n, allow_array=False), check_int("d", d, allow_array=False)
     return 2.0 * n * d + tc * 3.0 * n * d, tc * 4.0 * n
 
 
@@ -425,6 +444,8 @@ def attention(
     bt = check_int("batch", batch, allow_array=False, maximum=1 << 16)
     sram = 100 * 1024 if sram_bytes is None else sram_bytes
     sram = check_int("sram_bytes", sram, allow_array=False, maximum=1 << 30)
+    # the scores GEMM multiplies all of them: its cap, named in attention's own terms
+    check_product(("seq_len", "seq_len", "head_dim", "heads", "batch"), (n, n, hd, h, bt))
     d = _dtype(dtype)
     g = _gpu(gpu)
     b = d.bytes_per_element

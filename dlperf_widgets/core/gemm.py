@@ -845,7 +845,7 @@ def gemm(
     (124.1, 'memory')
     """
     for name, value in (("m", m), ("n", n), ("k", k), ("batch", batch)):
-        if is_array(value):
+        if is_array(value) and np.ndim(value) > 0:  # a 0-d array is one number
             raise InvalidParameter(
                 f"'{name}' must be a single integer here; use gemm_sweep() for arrays "
                 f"(got an array)"

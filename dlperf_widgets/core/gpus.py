@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import functools
 import html
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -317,6 +318,20 @@ def _opt_float(text: str | None, scale: float = 1.0) -> float | None:
 
 _custom: dict[str, Gpu] = {}
 
+# A custom GPU's name: plain ASCII letters, digits and a few separators, at most 64
+# characters. Anything else could look like a built-in name in a dropdown while being
+# another: "A100" with a zero-width space, Cyrillic "А100", fullwidth "Ａ100".
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._()+/-]{0,63}")
+
+
+def _check_name(name: Any, parameter: str = "name") -> str:
+    if not isinstance(name, str) or not _NAME.fullmatch(name.strip(" ")):
+        raise InvalidParameter(
+            f"'{parameter}' must be 1 to 64 plain ASCII letters, digits, spaces or ._()+/- "
+            f"starting with a letter or digit (got {describe(name)})"
+        )
+    return name.strip(" ")
+
 
 _index_cache: dict[str, Any] = {}
 
@@ -428,8 +443,11 @@ def custom_gpu(
     >>> toy.sms
     8
     """
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidParameter(f"'name' must be a non-empty string (got {describe(name)})")
+    name = _check_name(name)
+    if not isinstance(notes, str) or len(notes) > 1000:
+        raise InvalidParameter(
+            f"'notes' must be text of at most 1000 characters (got {describe(notes)})"
+        )
     sms = check_int("sms", sms, allow_array=False)
     boost = check_number("boost_clock_mhz", boost_clock_mhz, minimum=0, strict=True)
     bw = check_number(
@@ -461,6 +479,8 @@ def register_gpu(g: Gpu) -> Gpu:
     """Make a custom GPU findable by name (``gpu('toy-8sm')``, ``--gpu toy-8sm``)."""
     if not isinstance(g, Gpu):
         raise InvalidParameter(f"'g' must be a Gpu from custom_gpu() (got {type(g).__name__})")
+    for key in (g.name, *g.aliases):  # a Gpu built or replaced by hand skips custom_gpu()
+        _check_name(key)
     # Names are matched as gpu() looks them up (case, spaces, underscores, an "NVIDIA "
     # prefix, aliases), so "a100-sxm4-80gb" or "NVIDIA H100 PCIe" cannot replace a built-in.
     taken = {

@@ -795,6 +795,7 @@ def layer(
     d = _dtype(dtype)
     g = _gpu(gpu)
     g.peak_flops(d)  # the standard message if the GPU does not run this dtype
+    findings = check_bool("findings", findings)
     passes = build_passes(spec.name, opts, d, g)
     found: list[Finding] = []
     if findings and _FINDINGS:

@@ -50,7 +50,14 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, ClassVar
 
-from ._validate import check_bool, check_choice, check_int, check_number, describe
+from ._validate import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+    describe,
+    plain_number,
+)
 from .errors import InvalidParameter
 from .gpus import Gpu
 from .gpus import gpu as _gpu
@@ -361,16 +368,23 @@ def parse_count(value: Any, name: str = "params") -> float:
 
     Only the spelling is checked here; the caller checks the range.
     """
+    value = plain_number(value)
+    count: float | None = None
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
+        try:
+            count = float(value)
+        except OverflowError:  # an int of hundreds of digits
+            count = math.inf
+    elif isinstance(value, str) and len(value) <= 100:
         text = value.strip().lower().replace("_", "").replace(",", "")
         match = re.fullmatch(r"([-+]?[0-9.]+(?:e[-+]?[0-9]+)?)\s*([kmbgt]?)", text)
         if match:
             try:
-                return float(match.group(1)) * _COUNT_SUFFIX[match.group(2)]
+                count = float(match.group(1)) * _COUNT_SUFFIX[match.group(2)]
             except ValueError:
                 pass
+    if count is not None and math.isfinite(count):
+        return count
     raise InvalidParameter(
         f"'{name}' must be a positive number such as 7e9, 7B or 350M (got {describe(value)})"
     )

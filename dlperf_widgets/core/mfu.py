@@ -27,6 +27,7 @@ the number to compare across runs, because it does not reward wasted work.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -182,7 +183,7 @@ def mfu(
     if (params is None) == (flops_per_token is None):
         raise InvalidParameter(
             "'params' or 'flops_per_token' must be given, not both or neither "
-            f"(got params={params!r}, flops_per_token={flops_per_token!r})"
+            f"(got params={describe(params)}, flops_per_token={describe(flops_per_token)})"
         )
     if flops_per_token is not None:
         model = hw = check_number("flops_per_token", flops_per_token, minimum=0, strict=True)
@@ -195,6 +196,14 @@ def mfu(
             attention_width=attention_width,
         )  # fmt: skip
     per_gpu = rate / n_gpus
+    hfu = per_gpu * max(model, hw) / peak
+    if not hfu <= 1.0:  # above 100 % (or inf): no run does more than its peak
+        shown = f"{hfu:.0%}" if math.isfinite(hfu) else "an unbounded multiple"
+        raise InvalidParameter(
+            f"'tokens_per_s' must be a rate the GPUs can reach: {rate:.4g} tokens/s on "
+            f"{n_gpus} GPU(s) would need {shown} of the peak, more than 100 % (check the "
+            f"rate, the GPU count, the model size and the peak)"
+        )
     return MfuResult(
         gpu=g.name if peak_flops_per_s is None else "custom peak",
         dtype=dname,

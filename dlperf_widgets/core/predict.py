@@ -9,11 +9,12 @@ scores; the answers themselves always come from other core calls.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._validate import check_number, describe
+from ._validate import check_number, describe, plain_number
 from .errors import InvalidParameter
 from .results import ResultMixin
 
@@ -30,8 +31,12 @@ def parse_guess(text: Any, name: str = "guess") -> float:
     """
     if isinstance(text, bool):
         raise InvalidParameter(f"'{name}' must be a finite number (got {describe(text)})")
-    if isinstance(text, (int, float)):
-        value = float(text)
+    text = plain_number(text)  # a 0-d array, a numpy scalar or a Decimal is a number
+    if isinstance(text, numbers.Real):
+        try:
+            value = float(text)
+        except OverflowError:  # an int of hundreds of digits
+            value = math.inf
     else:
         s = str(text).strip()
         shown = s if len(s) <= 40 else s[:37] + "..."
@@ -101,8 +106,19 @@ def score_prediction(
     '124x too low (2.1 orders of magnitude)'
     """
     tolerance = check_number("tolerance", tolerance, minimum=0, strict=True)
+    for label, text in (("question", question), ("unit", unit)):
+        if not isinstance(text, str) or len(text) > 1000:
+            raise InvalidParameter(f"'{label}' must be text (got {describe(text)})")
     if choices is not None:
-        options = [str(c) for c in choices]
+        if (
+            not isinstance(choices, (list, tuple))
+            or not 0 < len(choices) <= 100
+            or not all(isinstance(c, str) for c in choices)
+        ):
+            raise InvalidParameter(
+                f"'choices' must be a list of up to 100 names (got {describe(choices)})"
+            )
+        options = list(choices)
         if str(answer) not in options:
             raise InvalidParameter(
                 f"'answer' must be one of the choices {options} (got {describe(answer)})"
@@ -116,15 +132,20 @@ def score_prediction(
         )
     g = parse_guess(guess)
     a = parse_guess(answer, "answer")
-    rel = abs(g - a) / abs(a) if a != 0 else (0.0 if g == 0 else math.inf)
-    orders = math.log10(g / a) if (g > 0 and a > 0) or (g < 0 and a < 0) else None
+    try:
+        rel = abs(g - a) / abs(a) if a != 0 else (0.0 if g == 0 else math.inf)
+    except OverflowError:  # a subnormal answer
+        rel = math.inf
+    # log10 of each, not of the ratio: 1 / 1e-320 overflows a float
+    same_sign = (g > 0 and a > 0) or (g < 0 and a < 0)
+    orders = math.log10(abs(g)) - math.log10(abs(a)) if same_sign else None
     correct = rel <= tolerance
     if correct:
         verdict = f"within {tolerance:.0%} of {_fmt(a, unit)}: well predicted".replace("%", " %")
     elif orders is not None:
-        factor = 10 ** abs(orders)
         side = "too high" if orders > 0 else "too low"
-        verdict = f"{factor:.3g}x {side}"
+        factor = f"{10 ** abs(orders):.3g}" if abs(orders) < 300 else f"1e{abs(orders):.0f}"
+        verdict = f"{factor}x {side}"
         if abs(orders) >= 1:
             verdict += f" ({abs(orders):.1f} orders of magnitude)"
     else:

@@ -36,7 +36,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_choice, check_int, check_number, describe
+from ._validate import (
+    MAX_PRODUCT,
+    as_floats,
+    check_choice,
+    check_int,
+    check_number,
+    check_product,
+    describe,
+)
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gpus import Gpu
@@ -74,8 +82,9 @@ def _bandwidth_latency(link: Any, bandwidth: Any, latency: Any) -> tuple[float, 
         return li.bandwidth_bytes_per_s, li.latency_s
     if bandwidth is None:
         raise InvalidParameter("'link' or 'bandwidth_bytes_per_s' must be given (got neither)")
-    bw = check_number("bandwidth_bytes_per_s", bandwidth, minimum=0, strict=True)
-    lat = check_number("latency_s", 0.0 if latency is None else latency, minimum=0)
+    # at least 1 B/s: a subnormal bandwidth made every time overflow to inf
+    bw = check_number("bandwidth_bytes_per_s", bandwidth, minimum=1)
+    lat = check_number("latency_s", 0.0 if latency is None else latency, minimum=0, maximum=1e6)
     return bw, lat
 
 
@@ -86,9 +95,11 @@ def _ring_time(
     reduce-scatter; 2: all-reduce)."""
     n = check_int("ranks", ranks, allow_array=False)
     bw, lat = _bandwidth_latency(link, bandwidth, latency)
-    s = np.asarray(size_bytes, dtype=np.float64)
-    if (s < 0).any() or not np.isfinite(s).all():
-        raise InvalidParameter(f"'size_bytes' must be non-negative (got {describe(size_bytes)})")
+    s = as_floats("size_bytes", size_bytes, "non-negative")
+    if (s < 0).any() or not np.isfinite(s).all() or (s > MAX_PRODUCT).any():
+        raise InvalidParameter(
+            f"'size_bytes' must be non-negative finite numbers no larger than 2**62 (got {describe(size_bytes)})"
+        )
     t = passes * ((n - 1) * lat + allgather_bytes(s, n) / bw) if n > 1 else np.zeros_like(s)
     return float(t) if np.ndim(t) == 0 else t
 
@@ -151,7 +162,8 @@ def collective(
     size_bytes: float, ranks: int, *, link: str | Interconnect = "NVLink4", kind: str = "all-reduce"
 ) -> CollectiveResult:
     """Bytes and time of one ring collective of ``size_bytes`` over ``ranks`` on ``link``."""
-    size = check_number("size_bytes", size_bytes, minimum=0)
+    # at most 2**62 bytes (4.6 EB), the kit's largest product of sizes: the bytes sent stay finite
+    size = check_number("size_bytes", size_bytes, minimum=0, maximum=float(MAX_PRODUCT))
     n = check_int("ranks", ranks, maximum=1 << 20, allow_array=False)
     kind = check_choice("kind", kind, COLLECTIVES)
     li = interconnect(link)
@@ -201,15 +213,24 @@ class AllreduceFit(ResultMixin):
 def fit_latency_bandwidth(size_bytes: Any, times_s: Any, ranks: int = 2) -> AllreduceFit:
     """Fit t = a + b S to measured all-reduce times (at least two distinct sizes)."""
     n = check_int("ranks", ranks, minimum=2, allow_array=False)
-    s = np.asarray(size_bytes, dtype=np.float64).ravel()
-    t = np.asarray(times_s, dtype=np.float64).ravel()
+    s = as_floats("size_bytes", size_bytes, "non-negative finite numbers").ravel()
+    t = as_floats("times_s", times_s, "positive finite numbers").ravel()
+    if not (np.isfinite(s).all() and (s >= 0).all() and (s <= MAX_PRODUCT).all()):
+        bad = s[~(np.isfinite(s) & (s >= 0) & (s <= MAX_PRODUCT))][0]
+        raise InvalidParameter(
+            f"'size_bytes' must be non-negative finite numbers no larger than 2**62 "
+            f"(got {describe(float(bad))})"
+        )
     if s.size != t.size or s.size < 2 or np.unique(s).size < 2:
         raise InvalidParameter(
             f"'size_bytes' must hold at least two different sizes, one per time (got {s.size} "
             f"sizes for {t.size} times)"
         )
     if not (np.isfinite(t).all() and (t > 0).all()):
-        raise InvalidParameter("'times_s' must be positive finite numbers (got another value)")
+        bad = t[~(np.isfinite(t) & (t > 0))][0]
+        raise InvalidParameter(
+            f"'times_s' must be positive finite numbers (got {describe(float(bad))})"
+        )
     b, a = np.polyfit(s, t, 1)
     pred = a + b * s
     ss_res = float(((t - pred) ** 2).sum())
@@ -527,6 +548,13 @@ def step_time(
         raise InvalidParameter(
             f"'dtype' must be one of {', '.join(PRECISIONS)} for training (got {describe(dtype)})"
         )
+    # The largest GEMM of the layer: attention's scores (micro_batch x heads, seq_len x
+    # seq_len x head dim) or a linear layer (tokens x the widest of ffn, vocab x hidden).
+    # Checked here, so that the message names step_time's own parameters, not a GEMM's 'm'.
+    check_product(
+        ("micro_batch", "seq_len", "hidden", "max(seq_len,ffn,vocab)"),
+        (mb, s, h, max(s, spec.ffn, V)),
+    )
     w = workload(spec, phase="training", batch=mb, seq=s, micro_batches=m, precision=precision,
                  attention=attention, recompute=recompute, data_parallel=dp, zero=zero,
                  tensor_parallel=tp, sequence_parallel=sequence_parallel, pipeline_parallel=pp,

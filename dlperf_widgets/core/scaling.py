@@ -50,7 +50,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validate import check_choice, check_int, describe
+from ._validate import as_floats, check_choice, check_int, describe
 from .errors import InvalidParameter
 from .formats import number_format, simulate_cast
 from .results import ResultMixin
@@ -78,14 +78,7 @@ DEFAULT_HISTORY = 1024
 
 
 def _array(values: Any) -> np.ndarray:
-    try:
-        x = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameter(
-            f"'values' must be numbers or an array of numbers (got {type(values).__name__})"
-        ) from exc
-    if x.size == 0:
-        raise InvalidParameter("'values' must hold at least one number (got an empty array)")
+    x = as_floats("values", values, "numbers or an array of numbers")  # 10**400 included
     if not np.isfinite(x).all():
         raise InvalidParameter("'values' must be finite numbers (got inf or NaN)")
     return x
@@ -106,15 +99,30 @@ def fp8_scale(amax: Any, format: str = "fp8_e4m3", *, margin: int = 0) -> Any:
     ``format_max / amax / 2**margin`` (Transformer Engine's formula); an amax of zero gives
     a scale of 1. Accepts arrays of amaxes.
     """
-    fmax = number_format(_fp8_name(format)).max
+    return _scale("amax", amax, _fp8_name(format), margin)
+
+
+def _scale(name: str, amax: Any, format: str, margin: Any) -> Any:
+    """fp8_scale() with errors naming ``name``, the caller's parameter the amax came from."""
+    fmax = number_format(format).max
     margin = check_int("margin", margin, minimum=0, maximum=64, allow_array=False)
-    a = np.asarray(amax, dtype=np.float64)
+    a = as_floats(name, amax, "a non-negative finite number")
     if not np.isfinite(a).all() or (a < 0).any():
         raise InvalidParameter(
-            f"'amax' must be a non-negative finite number (got {describe(amax)})"
+            f"'{name}' must be a non-negative finite number (got {describe(amax)})"
         )
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         s = np.where(a > 0, fmax / np.where(a > 0, a, 1.0) / 2.0**margin, 1.0)
+    if not np.isfinite(s).all():
+        # fmax / amax overflows float64 for a subnormal amax (1e-320): no finite scale maps
+        # it to the format's range, so the cast cannot be described.
+        smallest = fmax / np.finfo(np.float64).max / 2.0**margin
+        bad = float(a[~np.isfinite(s)].flat[0])
+        rule = "must be" if name != "values" else "must have a largest magnitude of"
+        raise InvalidParameter(
+            f"'{name}' {rule} 0 or at least {smallest:.3g} for {format} with margin {margin}, "
+            f"so that the scale (format max / amax) stays finite (got {describe(bad)})"
+        )
     return float(s) if s.ndim == 0 else s
 
 
@@ -189,8 +197,13 @@ def fp8_quantize(
             )
         scale_amax = float(hist.max() if amax_compute == "max" else hist[-1])
     f = number_format(name)
-    scale = fp8_scale(scale_amax, name, margin=margin)
-    scaled = x * scale
+    scale = _scale("values" if recipe == "current" else "amax_history", scale_amax, name, margin)
+    with np.errstate(over="ignore"):
+        scaled = x * scale
+    # A stale delayed scale can push x * scale past float64: held at the largest float, it
+    # still counts as saturated in the cast (an inf input would pass through as inf).
+    big = np.finfo(np.float64).max
+    scaled = np.clip(scaled, -big, big)
     cast = simulate_cast(scaled, name, saturate=True)
     deq = np.asarray(cast.values) / scale
     nonzero = x != 0
@@ -254,15 +267,20 @@ _ALIASES = {"mxfp8": "mxfp8_e4m3", "mx-fp8": "mxfp8_e4m3", "mx-fp4": "mxfp4", "n
 
 def block_format(name: str) -> BlockFormat:
     """Layout of a block-scaled format: ``block_format('nvfp4').bits_per_element == 4.5``."""
+    return _block_format(name, "name")
+
+
+def _block_format(name: Any, parameter: str) -> BlockFormat:
+    """block_format() with errors naming ``parameter`` (block_quantize's is 'format')."""
     if not isinstance(name, str):
         raise InvalidParameter(
-            f"'format' must be one of {', '.join(BLOCK_FORMATS)} (got {describe(name)})"
+            f"'{parameter}' must be one of {', '.join(BLOCK_FORMATS)} (got {describe(name)})"
         )
     key = name.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in _BLOCK_SPECS:
         raise InvalidParameter(
-            f"'format' must be one of {', '.join(BLOCK_FORMATS)} (got {describe(name)})"
+            f"'{parameter}' must be one of {', '.join(BLOCK_FORMATS)} (got {describe(name)})"
         )
     element, k, scale_fmt, sbits, tbits, source = _BLOCK_SPECS[key]
     ef = number_format(element)
@@ -322,7 +340,7 @@ def block_quantize(values: Any, format: str = "mxfp8_e4m3") -> BlockCastResult:
     (see the module text). Returns the dequantized values and every block's scale.
     """
     x = _array(values).ravel()
-    bf = block_format(format)
+    bf = _block_format(format, "format")
     ef = number_format(bf.element_format)
     k = bf.block_size
     n = x.size

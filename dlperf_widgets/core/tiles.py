@@ -139,6 +139,10 @@ def wave_efficiency(tiles: Any, slots: Any) -> Any:
     return tiles_a / (wave_count(tiles, slots) * np.asarray(slots, dtype=np.float64))
 
 
+MAX_ASSIGNED_TILES = 1 << 22
+"""Most tiles :meth:`TileWave.wave_assignment` lists (4,194,304: 32 MB of wave numbers)."""
+
+
 @dataclass(frozen=True)
 class TileWave(ResultMixin):
     """Tiles and waves of one GEMM output on one GPU."""
@@ -164,7 +168,16 @@ class TileWave(ResultMixin):
         return f"Tiles and waves: {self.m}x{self.n} output, {self.tile} tiles, {self.sms} SMs"
 
     def wave_assignment(self) -> np.ndarray:
-        """Wave number (0-based) of each tile in launch order, shape (batch, tiles_m, tiles_n)."""
+        """Wave number (0-based) of each tile in launch order, shape (batch, tiles_m, tiles_n).
+
+        Listed for at most :data:`MAX_ASSIGNED_TILES` tiles (a picture of more tiles than a
+        screen has pixels would show nothing more); refused before anything is allocated.
+        """
+        if self.tiles > MAX_ASSIGNED_TILES:
+            raise InvalidParameter(
+                f"'m', 'n' and 'batch' must give at most {MAX_ASSIGNED_TILES:,} tiles to list "
+                f"wave by wave (got {self.tiles:,} tiles); the counts above hold for any size"
+            )
         order = np.arange(self.tiles).reshape(self.batch, self.tiles_m, self.tiles_n)
         return order // self.slots
 

@@ -174,6 +174,27 @@ class LlmSpec(ResultMixin):
     # for learned absolute positions (GPT, BERT, OPT) or ALiBi (MPT).
     rotary: bool = True
 
+    def __post_init__(self) -> None:
+        # A custom spec is user input like any other: checked once, here.
+        for label in ("name", "source"):
+            text = getattr(self, label)
+            if not isinstance(text, str) or len(text) > 200:
+                raise InvalidParameter(f"'{label}' must be text (got {describe(text)})")
+        for label in ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab"):
+            size = check_int(label, getattr(self, label), maximum=2**20, allow_array=False)
+            object.__setattr__(self, label, size)
+        head_vocab = check_int(
+            "head_vocab", self.head_vocab, minimum=0, maximum=2**20, allow_array=False
+        )
+        object.__setattr__(self, "head_vocab", head_vocab)
+        if self.heads % self.kv_heads:
+            raise InvalidParameter(
+                f"'kv_heads' must divide 'heads' ({self.heads}): each key/value head serves "
+                f"a whole group of query heads (got {self.kv_heads})"
+            )
+        for label in ("gated_mlp", "tied_embeddings", "rotary"):
+            object.__setattr__(self, label, check_bool(label, getattr(self, label)))
+
     @property
     def head_outputs(self) -> int:
         """Outputs of the final linear layer: ``head_vocab``, else the vocabulary."""

@@ -10,18 +10,21 @@ wrong answers all come back as a :class:`CheckResult` that says what to do next.
 
 from __future__ import annotations
 
-import contextlib
 import html
 import math
 import numbers
-import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .._limits import TimeLimitExceeded as _TooSlow
+from .._limits import can_interrupt
+from .._limits import time_limit as _time_limit
+from ..core._validate import MAX_SIZE, check_bool, check_int, check_number, describe
+from ..core.errors import InvalidParameter
 from ..core.results import ResultMixin, format_quantity
 
 __all__ = ["KINDS", "STATUSES", "CheckResult", "Mistake", "Task"]
@@ -90,6 +93,9 @@ class Task:
     hint: str = ""
     explain: Callable[[Params], str] | None = None
     validate: Callable[[Params, int], Any] | None = None
+    limits: Mapping[str, int] = field(default_factory=dict)
+    """Largest value of each parameter that sizes a list or a loop in the check (a count of
+    kernels, a batch range): refused before anything is allocated."""
 
     def expected_answer(self, **params: Any) -> Any:
         """The right answer for these parameters (the task's defaults where not given)."""
@@ -285,28 +291,26 @@ CHECK_SECONDS = 5.0
 """Longest a check may compute before it gives up (parameters that make the core work hard)."""
 
 
-class _TooSlow(Exception):
-    pass
+def _in_worker(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckResult:
+    """``_evaluate`` off the main thread, where no signal can interrupt it: the computation
+    runs in a daemon thread and the check answers after :data:`CHECK_SECONDS` whatever it does
+    (the abandoned computation finishes on its own; the size caps keep it small)."""
+    box: list[Any] = []
 
+    def run() -> None:
+        try:
+            box.append(_evaluate(task, answer, overrides))
+        except BaseException as exc:  # handed back to the caller's thread
+            box.append(exc)
 
-@contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise _TooSlow after ``seconds`` (main thread on Unix; elsewhere no limit is set)."""
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    if not usable:
-        yield
-        return
-
-    def _stop(signum: int, frame: Any) -> None:
+    worker = threading.Thread(target=run, name="dlperf-check", daemon=True)
+    worker.start()
+    worker.join(CHECK_SECONDS)
+    if not box:
         raise _TooSlow
-
-    previous = signal.signal(signal.SIGALRM, _stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
 
 
 def evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckResult:
@@ -316,6 +320,8 @@ def evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckResu
     back as an 'invalid' :class:`CheckResult` with one sentence.
     """
     try:
+        if not can_interrupt():
+            return _in_worker(task, answer, overrides)
         with _time_limit(CHECK_SECONDS):
             return _evaluate(task, answer, overrides)
     except _TooSlow:
@@ -339,6 +345,15 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
             "invalid",
             f"{task.id} has no parameter {unknown[0]!r}; its parameters are "
             f"{_quote(tuple(task.params))}.",
+            answer=answer,
+        )
+    try:
+        overrides = _checked_overrides(task, overrides)
+    except InvalidParameter as exc:
+        return CheckResult(
+            task.id,
+            "invalid",
+            f"{task.id} cannot be checked with these parameters: {_reason(exc)}.",
             answer=answer,
         )
     if _unanswered(answer):
@@ -396,6 +411,57 @@ def _evaluate(task: Task, answer: Any, overrides: Mapping[str, Any]) -> CheckRes
         direction = "too large" if float(given) > float(expected) else "too small"
         return CheckResult(task.id, "wrong", f"not right yet: {direction}.", task.hint, answer)
     return CheckResult(task.id, "wrong", "not right yet.", task.hint, answer)
+
+
+MAX_OVERRIDE_ITEMS = 1000
+"""Most items a list-valued override (an op chain) may hold."""
+
+
+def _checked_overrides(task: Task, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The overrides as the values the task computes with, or InvalidParameter saying which
+    one cannot stand in for its task parameter.
+
+    An override must be the same kind of value as the task's default: a finite number for a
+    number (an integer for an integer; never negative where the default is not), text for a
+    name, a short list of names for a list. Sizes stay within :data:`core._validate.MAX_SIZE`
+    and the task's own :attr:`Task.limits`, all checked before the model allocates anything.
+    """
+    return {
+        name: _check_like(name, value, task.params[name], task.limits.get(name))
+        for name, value in overrides.items()
+    }
+
+
+def _check_like(name: str, value: Any, default: Any, limit: int | None) -> Any:
+    if isinstance(default, bool):
+        return check_bool(name, value)
+    if isinstance(default, numbers.Integral):
+        return check_int(
+            name,
+            value,
+            minimum=0 if default >= 0 else -MAX_SIZE,
+            maximum=MAX_SIZE if limit is None else limit,
+            allow_array=False,
+        )
+    elif isinstance(default, numbers.Real):
+        number = check_number(name, value, minimum=0 if default >= 0 else None)
+        return number if limit is None else check_number(name, number, maximum=limit)
+    elif isinstance(default, str):
+        if not isinstance(value, str) or len(value) > 200:
+            raise InvalidParameter(
+                f"'{name}' must be a name such as {default!r} (got {describe(value)})"
+            )
+    elif isinstance(default, (tuple, list)):
+        if (
+            not isinstance(value, (tuple, list, str))
+            or (not isinstance(value, str) and len(value) > MAX_OVERRIDE_ITEMS)
+            or len(value) > 100_000
+        ):
+            raise InvalidParameter(
+                f"'{name}' must be a list of at most {MAX_OVERRIDE_ITEMS} items like "
+                f"{default!r} (got {describe(value)})"
+            )
+    return value
 
 
 def _judge_design(task: Task, given: int, params: dict[str, Any]) -> CheckResult:

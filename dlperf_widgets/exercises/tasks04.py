@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from ..core.alignment import next_multiple
 from ..core.dtypes import dtype
+from ..core.errors import InvalidParameter
 from ..core.gemm import gemm, gemm_flops
 from ..core.gpus import gpu
 from ..core.results import format_quantity
 from ._check import Mistake, Params, Task
+
+MAX_CANDIDATES = 100_000
+"""Most padded vocabulary sizes a check tries (each one a GEMM prediction)."""
 
 
 def _speedup(p: Params) -> float:
@@ -91,7 +95,13 @@ def _vocab_candidates(p: Params) -> list[int]:
     """Aligned sizes from the vocabulary up to the memory budget."""
     step = dtype(p["dtype"]).tensor_core_multiple
     top = int(p["budget_bytes"] // (p["hidden"] * dtype(p["dtype"]).bytes_per_element))
-    return list(range(next_multiple(p["vocab"], step), top + 1, step))
+    candidates = range(next_multiple(p["vocab"], step), top + 1, step)
+    if len(candidates) > MAX_CANDIDATES:  # counted before any list is built
+        raise InvalidParameter(
+            f"'budget_bytes' must leave at most {MAX_CANDIDATES} aligned vocabulary sizes to "
+            f"try (got {len(candidates)})"
+        )
+    return list(candidates)
 
 
 def _vocab_ok(p: Params, v: int) -> tuple[bool, str]:

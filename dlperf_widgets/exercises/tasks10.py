@@ -6,6 +6,10 @@ from ..core.dtypes import dtype
 from ..core.fusion import attention, fusion_chain, launch_overhead, standard_attention_elements
 from ._check import Mistake, Params, Task, first_design
 
+MAX_KERNELS = 1_000_000
+"""Most kernels a launch-overhead check lists (one float each): a step of a million kernels is
+already far beyond any real training step, and the list stays a few tens of MB."""
+
 
 def _b(p: Params) -> float:
     return dtype(p["dtype"]).bytes_per_element
@@ -134,6 +138,7 @@ TASKS = [
         kind="number",
         unit="s",
         params={"kernels": 200, "work_s": 1e-6, "launch_s": 5e-6},
+        limits={"kernels": MAX_KERNELS},
         expected=lambda p: (
             launch_overhead(
                 [p["work_s"]] * p["kernels"], launch_overhead_s=p["launch_s"]
@@ -160,6 +165,7 @@ TASKS = [
         question="batch multiplier that ends the launch-bound regime within the step budget",
         kind="design",
         params={"kernels": 200, "work_s": 1e-6, "launch_s": 5e-6, "budget_s": 2e-3},
+        limits={"kernels": MAX_KERNELS},
         expected=_smallest_scale,
         validate=_scale_problem,
         mistakes=(

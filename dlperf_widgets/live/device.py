@@ -155,7 +155,9 @@ class DeviceInfo(ResultMixin):
     ``kind`` is 'cuda' or 'cpu'. For a GPU, ``name`` is the board name the driver reports
     and ``gpu`` the model entry (database or custom, None when the model has no rates for
     the architecture); ``match`` says which ('database', 'custom', 'none'). For the CPU,
-    ``name`` is 'cpu' and ``description`` names the processor and thread count.
+    ``name`` is 'cpu', ``processor`` the model the operating system reports and
+    ``description`` the thread count: it leaves the processor out, so that a notebook saved
+    with its outputs does not carry the recording machine's CPU model to its readers.
     """
 
     kind: str
@@ -170,6 +172,7 @@ class DeviceInfo(ResultMixin):
     torch_version: str = ""
     cuda_version: str = ""
     threads: int | None = None
+    processor: str = ""
     gpu: Gpu | None = field(default=None, repr=False)
 
     @property
@@ -192,6 +195,7 @@ class DeviceInfo(ResultMixin):
             "torch_version": self.torch_version,
             "cuda_version": self.cuda_version,
             "threads": self.threads,
+            "processor": self.processor,
         }
 
     def _title(self) -> str:
@@ -244,8 +248,9 @@ def detect_device(device: str = "auto") -> DeviceInfo:
         return DeviceInfo(
             kind="cpu",
             name="cpu",
-            description=f"CPU: {cpu}, {threads} thread(s) (Tensor Cores do not apply)",
+            description=f"CPU, {threads} thread(s) (Tensor Cores do not apply)",
             threads=threads,
+            processor=cpu,
             torch_version=str(torch.__version__),
             cuda_version=cuda_version,
         )

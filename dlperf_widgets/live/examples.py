@@ -42,9 +42,16 @@ def gpt2(
     vocab = check_int("vocab", vocab, allow_array=False)
     attention = check_choice("attention", attention, ("sdpa", "eager"))
     device = check_choice("device", device, ("meta", "cpu"))
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     torch = require("torch", "building GPT-2")
-    tr = require("transformers", "building GPT-2 from its configuration")
+    # Offline while transformers (and huggingface_hub, which reads the variable when first
+    # imported) load; the user's own setting is back in place afterwards.
+    before = os.environ.get("HF_HUB_OFFLINE")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        tr = require("transformers", "building GPT-2 from its configuration")
+    finally:
+        if before is None:
+            del os.environ["HF_HUB_OFFLINE"]
     cfg = tr.GPT2Config(
         n_layer=layers,
         n_embd=hidden,

@@ -16,6 +16,8 @@ import argparse
 import shlex
 from typing import Any
 
+from .._limits import TimeLimitExceeded, time_limit
+from ..core._validate import describe
 from ..core.errors import DlperfError
 from ..display import error_html
 from .device import DEVICES
@@ -40,7 +42,25 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--flops", type=float_arg("flops"), default=None)
     p.add_argument("--bytes", type=float_arg("bytes"), default=None)
     p.add_argument("--label", default="cell")
+    p.add_argument("--max-seconds", type=_seconds, default=CELL_SECONDS)
     return p
+
+
+CELL_SECONDS = 120.0
+"""Longest the magic lets a cell's runs take in all (``--max-seconds``): past it the cell
+is stopped with one line instead of blocking the kernel. Repeats stop after half of it (on
+the CPU, as ``time_callable``'s budget), so a cell that runs in reasonable time is never cut."""
+
+
+def _seconds(text: str) -> float:
+    from ..commands import float_arg
+
+    seconds = float_arg("max-seconds")(text)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(
+            f"'max-seconds' must be a positive number (got {describe(text)})"
+        )
+    return seconds
 
 
 def parse_options(line: str) -> argparse.Namespace:
@@ -54,7 +74,7 @@ def parse_options(line: str) -> argparse.Namespace:
 
 def dlperf_time_cell(line: str, cell: str | None = None) -> Any:
     """%%dlperf_time [--repeats N] [--warmup N] [--device auto|cpu|cuda] [--no-flush]
-    [--flops F] [--bytes B] [--label TEXT]: time the cell's code (median of the repeats)."""
+    [--flops F] [--bytes B] [--label TEXT] [--max-seconds S]: time the cell's code (median of the repeats)."""
     try:
         opts = parse_options(line)
     except DlperfError as exc:
@@ -78,15 +98,23 @@ def dlperf_time_cell(line: str, cell: str | None = None) -> Any:
         exec(code, namespace)
 
     try:
-        return time_callable(
-            run_cell,
-            device=opts.device,
-            repeats=opts.repeats,
-            warmup=opts.warmup,
-            flush_l2=not opts.no_flush,
-            flops=opts.flops,
-            bytes=opts.bytes,
-            label=opts.label,
+        with time_limit(opts.max_seconds):
+            return time_callable(
+                run_cell,
+                device=opts.device,
+                repeats=opts.repeats,
+                warmup=opts.warmup,
+                flush_l2=not opts.no_flush,
+                flops=opts.flops,
+                bytes=opts.bytes,
+                label=opts.label,
+                # repeats stop at half the limit, so the last one ends before the hard stop
+                max_seconds=opts.max_seconds / 2,
+            )
+    except TimeLimitExceeded:
+        return error_html(
+            f"the cell ran for more than {opts.max_seconds:g} s and was stopped; give "
+            "--max-seconds a larger limit or time a smaller piece of work"
         )
     except DlperfError as exc:
         return error_html(str(exc))

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._optional import require
-from ..core._validate import check_choice, check_int, check_number, describe
+from ..core._validate import check_bool, check_choice, check_int, check_number, describe
 from ..core.dtypes import dtype as _dtype
 from ..core.errors import DlperfError, InvalidParameter
 from ..core.gemm import GemmResult, gemm, gemm_bytes, gemm_flops
@@ -592,6 +592,7 @@ def time_callable(
     if not callable(fn):
         raise InvalidParameter(f"'fn' must be a callable taking no arguments (got {describe(fn)})")
     budget = _check_budget(max_seconds)
+    flush_l2 = check_bool("flush_l2", flush_l2)
     if flops is not None:
         flops = check_number("flops", flops, minimum=0, strict=True)
     if bytes is not None:
@@ -657,6 +658,7 @@ def time_gemm(
     k = check_int("k", k, allow_array=False)
     batch = check_int("batch", batch, allow_array=False)
     budget = _check_budget(max_seconds)
+    flush_l2 = check_bool("flush_l2", flush_l2)
     if dtype is not None:
         _timed_dtype(dtype)
     torch = _torch()
@@ -981,6 +983,7 @@ def time_layer(
     _spec, opts = resolve_options(kind, options)
     opts.pop("training", None)
     budget = _check_budget(max_seconds)
+    flush_l2 = check_bool("flush_l2", flush_l2)
     if dtype is not None:
         _timed_dtype(dtype)
     torch = _torch()

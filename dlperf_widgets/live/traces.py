@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core._validate import check_choice, describe
+from ..core._validate import check_choice, check_int, describe
 from ..core.assumptions import CACHE_STATES, DEFAULT_CACHE, DEFAULT_CONTEXT
 from ..core.calibration import check_context
 from ..core.dtypes import dtype as _dtype
@@ -193,6 +193,18 @@ def list_traces() -> list[str]:
     return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".csv"))
 
 
+MAX_TRACE_BYTES = 2**20
+"""Largest trace file the kit reads (1 MiB, some 20,000 GEMM rows): recorded traces are a few
+hundred rows; the cap keeps a stray log file from taking the machine's memory."""
+
+# Range of a plausible GPU time in seconds: no kernel or step is timed below a picosecond
+# (a clock cycle is ~0.5 ns), and none a trace records runs for more than a million seconds
+# (11.6 days). Outside it the number is a unit or recording mistake, not a measurement.
+_TIME_RANGE_S = (1e-12, 1e6)
+_TIMES = ("measured_time_s", "predicted_time_s", "roofline_time_s")
+_SIZES = ("m", "n", "k", "batch")
+
+
 def _parse_value(col: str, text: str) -> Any:
     text = text.strip()
     if col not in _NUMERIC:
@@ -200,10 +212,31 @@ def _parse_value(col: str, text: str) -> Any:
     if text == "":
         return None
     try:
-        value = _NUMERIC[col](float(text)) if _NUMERIC[col] is int else float(text)
+        number = float(text)
     except ValueError:
         raise DlperfError(f"column {col!r} must hold numbers (got {describe(text)})") from None
-    return value
+    if not math.isfinite(number):
+        raise DlperfError(f"column {col!r} must hold finite numbers (got {describe(text)})")
+    if _NUMERIC[col] is int:
+        # counts as exact integers: '9223372036854775808' must not pass through a float
+        try:
+            value: Any = int(text)
+        except ValueError:
+            value = number
+        try:
+            return check_int(col, value, minimum=1 if col in _SIZES else 0, allow_array=False)
+        except InvalidParameter as exc:
+            raise DlperfError(f"column {str(exc).replace(' must be ', ' must hold ', 1)}") from None
+    if col in _TIMES:
+        low, high = _TIME_RANGE_S
+        if not low <= number <= high:
+            raise DlperfError(
+                f"column {col!r} must hold times between {low:g} and {high:g} seconds "
+                f"(got {describe(text)})"
+            )
+    elif col != "beta" and number < 0:
+        raise DlperfError(f"column {col!r} must hold non-negative numbers (got {describe(text)})")
+    return number
 
 
 def parse_trace(text: str, name: str = "trace") -> Trace:
@@ -229,15 +262,42 @@ def parse_trace(text: str, name: str = "trace") -> Trace:
     default_context = check_context(provenance.get("context") or DEFAULT_CONTEXT)
     default_cache = check_choice("cache", provenance.get("cache") or DEFAULT_CACHE, CACHE_STATES)
     rows = []
-    for raw in reader:
-        row = {c: _parse_value(c, raw.get(c) or "") for c in COLUMNS}
-        row["context"] = check_context(row["context"] or default_context)
-        row["cache"] = check_choice("cache", row["cache"] or default_cache, CACHE_STATES)
-        for extra in set(raw) - set(COLUMNS):
-            if extra is not None:
-                row[extra] = raw[extra]
-        rows.append(row)
+    try:
+        for number, raw in enumerate(reader, 1):
+            try:
+                row = {c: _parse_value(c, raw.get(c) or "") for c in COLUMNS}
+                row["context"] = check_context(row["context"] or default_context)
+                row["cache"] = check_choice("cache", row["cache"] or default_cache, CACHE_STATES)
+            except DlperfError as exc:
+                raise DlperfError(f"trace {name!r}, row {number}: {exc}") from None
+            for extra in set(raw) - set(COLUMNS):
+                if extra is not None:
+                    row[extra] = raw[extra]
+            rows.append(row)
+    except csv.Error as exc:  # a field over the csv module's 128 KiB limit, a NUL byte ...
+        raise DlperfError(f"trace {name!r} is not a readable CSV file ({exc})") from None
     return Trace(name=name, provenance=provenance, rows=tuple(rows))
+
+
+def _read_text(path: Path) -> str:
+    """A trace file's text: UTF-8 (a byte-order mark allowed) and at most MAX_TRACE_BYTES."""
+    size = path.stat().st_size
+    if size > MAX_TRACE_BYTES:
+        raise InvalidParameter(
+            f"'name' must be a trace file of at most {MAX_TRACE_BYTES // 2**20} MiB "
+            f"(got {describe(str(path))}, {size / 2**20:.1f} MiB)"
+        )
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            what = "which looks like UTF-16"
+        else:
+            what = f"which has the byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        raise InvalidParameter(
+            f"'name' must be a UTF-8 text file (got {describe(str(path))}, {what})"
+        ) from None
 
 
 def load_trace(name: str | Path) -> Trace:
@@ -248,7 +308,7 @@ def load_trace(name: str | Path) -> Trace:
             raise InvalidParameter(
                 f"'name' must be a trace name or an existing CSV file (got {describe(str(name))})"
             )
-        return parse_trace(path.read_text("utf-8"), path.stem)
+        return parse_trace(_read_text(path), path.stem)
     if not isinstance(name, str):
         raise InvalidParameter(f"'name' must be a trace name or a path (got {describe(name)})")
     names = list_traces()
@@ -568,6 +628,17 @@ class ModelErrorReport(ResultMixin):
         return super().__str__() + "\n\n" + self.table()
 
 
+def _load_named(name: Any) -> Trace:
+    """load_trace() for one of model_error_report's 'traces': its errors name that parameter."""
+    try:
+        return load_trace(name)
+    except InvalidParameter as exc:
+        text = str(exc)
+        if text.startswith("'name' "):
+            raise InvalidParameter("'traces'" + text[len("'name'") :]) from None
+        raise
+
+
 def model_error_report(traces: Iterable[str | Trace] | None = None) -> ModelErrorReport:
     """Median, p90 and worst time error of the model and of the plain roofline on every
     GEMM of the given traces (default: every shipped trace), by trace, GPU and dtype.
@@ -576,10 +647,12 @@ def model_error_report(traces: Iterable[str | Trace] | None = None) -> ModelErro
     >>> report.overall.model_median_error < report.overall.roofline_median_error
     True
     """
+    if isinstance(traces, (str, Path, Trace)):  # one trace, not a sequence of characters
+        traces = [traces]
     chosen = list_traces() if traces is None else list(traces)
     if not chosen:
         raise InvalidParameter("'traces' must name at least one trace (got none)")
-    loaded = [t if isinstance(t, Trace) else load_trace(t) for t in chosen]
+    loaded = [t if isinstance(t, Trace) else _load_named(t) for t in chosen]
     groups: list[dict[str, Any]] = []
     measured_all: list[float] = []
     predicted_all: list[float] = []

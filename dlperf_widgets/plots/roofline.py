@@ -148,7 +148,9 @@ def fit_points(artists: Artists, ops: Sequence[Any]) -> bool:
     """
     ax = artists.ax
     ymin, ymax = ax.get_ylim()
-    low = min((r.predicted_flops_per_s for r in ops), default=artists.flops_range[0])
+    # an op without FLOPs (a copy) has no place on a log axis: it cannot set its bottom
+    rates = (r.predicted_flops_per_s for r in ops if r.predicted_flops_per_s > 0)
+    low = min(rates, default=artists.flops_range[0])
     want = min(artists.flops_range[0], low / 3)
     if want != ymin:
         ax.set_ylim(want, ymax)

@@ -11,8 +11,10 @@ update happens inside the control's change notification.
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from .._optional import require
@@ -22,9 +24,11 @@ from ..core.gpus import Gpu, gpu, gpu_names
 from ._close import close_tree, close_value
 from ._figure import FigureView
 
-__all__ = ["MAX_DIM", "Explorer", "gpu_dropdown", "parse_int"]
+__all__ = ["MAX_DIM", "Explorer", "dropdown", "gpu_dropdown", "parse_int"]
 
 widgets = require("ipywidgets", "widgets")
+traitlets = require("traitlets", "widgets")
+from ipywidgets.widgets.widget import _instances  # noqa: E402 - the registry of live widgets
 
 # Largest matrix dimension a text box accepts (2**20): beyond what one GEMM of a model
 # uses, small enough that every count stays exact.
@@ -63,6 +67,40 @@ def parse_int(field: str, text: Any, *, minimum: int = 1, maximum: int = MAX_DIM
     return value
 
 
+def dropdown(name: str, options: Sequence[Any], value: Any, **kwargs: Any) -> Any:
+    """A Dropdown of ``options`` set to ``value``, or InvalidParameter naming ``name``.
+
+    Text matches an option case-insensitively ("FP16" selects "fp16"), a number an equal
+    option (8.0 selects 8): the spellings the core accepts. A value the widget cannot offer
+    is refused in the kit's sentence, never as traitlets' "Invalid selection".
+    """
+    opts = list(options)
+    chosen = _option(value, opts)
+    if chosen is _MISSING:
+        shown = ", ".join(str(o) for o in opts)
+        raise InvalidParameter(
+            f"'{name}' must be one of the widget's options {shown} (got {describe(value)})"
+        )
+    return widgets.Dropdown(options=opts, value=chosen, **kwargs)
+
+
+_MISSING = object()
+
+
+def _option(value: Any, options: list[Any]) -> Any:
+    for o in options:
+        if isinstance(o, str) and isinstance(value, str):
+            if o.lower() == value.strip().lower():
+                return o
+        elif isinstance(o, int) and not isinstance(value, (bool, str)):
+            try:
+                if value == o:
+                    return o
+            except Exception:  # an object whose == raises
+                continue
+    return _MISSING
+
+
 def gpu_dropdown(value: str | Gpu, description: str = "GPU") -> tuple[Any, dict[str, Gpu]]:
     """A Dropdown of every known GPU set to ``value`` (a name, alias or a custom Gpu).
 
@@ -78,13 +116,56 @@ def gpu_dropdown(value: str | Gpu, description: str = "GPU") -> tuple[Any, dict[
     return dd, custom
 
 
+def _guarded(init: Callable[..., None]) -> Callable[..., None]:
+    """Wrap a widget's ``__init__``: if it raises, every widget it made is closed (nothing
+    stays registered, nothing complains at exit) and a traitlets error becomes the kit's."""
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        before = set(_instances)
+        try:
+            init(self, *args, **kwargs)
+        except BaseException as exc:
+            _discard(self, before)
+            if isinstance(exc, traitlets.TraitError):
+                given = ", ".join(f"'{k}'" for k in kwargs) or "an argument"
+                raise InvalidParameter(
+                    f"{given} must be among the values {type(self).__name__} offers "
+                    f"({' '.join(str(exc).split())[:150]})"
+                ) from None
+            raise
+
+    return __init__
+
+
+def _discard(widget: Any, before: set[Any]) -> None:
+    """Close a half-built widget and whatever widgets its construction registered."""
+    try:
+        widget.close()
+    except Exception:  # a half-built widget may lack what close() expects
+        pass
+    for key in set(_instances) - before:
+        made = _instances.get(key)
+        if made is not None:
+            try:
+                made.close()
+            except Exception:
+                pass
+
+
 class Explorer(widgets.VBox):  # type: ignore[misc]
     """Base class: controls -> one core call -> HTML output and a figure.
 
     Subclasses build their controls, call :meth:`_setup`, and implement
     :meth:`_compute` (read the controls, call the core, return the result) and
     :meth:`_render` (show a result; ``changed`` names the controls that moved).
+    A subclass's ``__init__`` that raises leaves no widget behind (:func:`_guarded`).
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _guarded(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     _figsize: tuple[float, float] = (6.4, 3.6)
     _margins: ClassVar[dict[str, float] | None] = None
@@ -253,6 +334,8 @@ class Explorer(widgets.VBox):  # type: ignore[misc]
     def close(self) -> None:
         """Close every widget this explorer made (controls, boxes, their layouts and styles),
         release its figure, and close the explorer itself; calling it twice is harmless."""
+        if _exiting():  # Widget.__del__ at interpreter exit: nothing left to release
+            return
         controls = getattr(self, "controls", {})
         for w in controls.values():
             _unobserve(w, self._on_change)
@@ -270,6 +353,13 @@ class Explorer(widgets.VBox):  # type: ignore[misc]
             self.view.close()
         self.result = None
         super().close()
+
+
+def _exiting() -> bool:
+    """True while the interpreter shuts down, when ipywidgets' ``__del__`` still calls
+    ``close()`` but imports (matplotlib's among them) fail: "Exception ignored in
+    Widget.__del__" on every widget alive at exit."""
+    return sys.is_finalizing() or sys.meta_path is None
 
 
 def _unobserve(w: Any, handler: Any) -> None:

@@ -9,7 +9,7 @@ from ..core.fusion import CHAINS, FusionResult, fusion_chain, parse_chain
 from ..core.gpus import Gpu
 from ..core.results import format_quantity
 from ..plots.roofline import fit_points, plot_roofline, set_points, update_roof
-from ._base import Explorer, gpu_dropdown, parse_int, widgets
+from ._base import Explorer, dropdown, gpu_dropdown, parse_int, widgets
 
 __all__ = ["FusionExplorer"]
 
@@ -40,7 +40,7 @@ class FusionExplorer(Explorer):
         super().__init__()
         fusion_chain(ops, elements=elements, dtype=dtype, gpu=gpu)  # validate once, loudly
         gpu_dd, self._custom_gpus = gpu_dropdown(gpu)
-        preset = ops if ops in CHAINS else _CUSTOM
+        preset = ops if isinstance(ops, str) and ops in CHAINS else _CUSTOM
         text = ", ".join(parse_chain(ops))
         controls = {
             "preset": widgets.Dropdown(
@@ -61,7 +61,7 @@ class FusionExplorer(Explorer):
                 continuous_update=False,
                 layout=widgets.Layout(width="220px"),
             ),
-            "dtype": widgets.Dropdown(options=list(_DTYPES), value=dtype, description="dtype"),
+            "dtype": dropdown("dtype", _DTYPES, dtype, description="dtype"),
             "gpu": gpu_dd,
         }
         self._artists: Any = None

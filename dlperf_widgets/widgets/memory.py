@@ -10,7 +10,7 @@ from ..core.gpus import Gpu
 from ..core.memory import OPTIMIZERS, PRECISIONS, MemoryResult, training_memory
 from ..core.memory import parse_count as _parse
 from ..plots.breakdown import plot_memory, update_memory
-from ._base import Explorer, gpu_dropdown, parse_int, widgets
+from ._base import Explorer, dropdown, gpu_dropdown, parse_int, widgets
 
 __all__ = ["MemoryCalculator"]
 
@@ -112,11 +112,11 @@ class MemoryCalculator(Explorer):
 
         controls = {
             "params": text("params", params if isinstance(params, str) else f"{n:g}"),
-            "precision": widgets.Dropdown(
-                options=list(PRECISIONS), value=precision, description="precision"
+            "precision": dropdown(
+                "precision", list(PRECISIONS), precision, description="precision"
             ),
-            "optimizer": widgets.Dropdown(
-                options=list(OPTIMIZERS), value=optimizer, description="optimizer"
+            "optimizer": dropdown(
+                "optimizer", list(OPTIMIZERS), optimizer, description="optimizer"
             ),
             "gpu": gpu_dd,
             "layers": text("layers", layers),
@@ -124,9 +124,10 @@ class MemoryCalculator(Explorer):
             "seq_len": text("seq len", seq_len),
             "batch": text("batch", batch),
             "heads": text("heads", heads),
-            "checkpointing": widgets.Dropdown(
-                options=["none", "sqrt", "every"],
-                value=checkpointing,
+            "checkpointing": dropdown(
+                "checkpointing",
+                ["none", "sqrt", "every"],
+                checkpointing,
                 description="checkpointing",
             ),
             "accumulation_steps": count("accumulation", accumulation_steps, 1024),

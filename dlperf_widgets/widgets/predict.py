@@ -11,13 +11,21 @@ element.
 from __future__ import annotations
 
 import html
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from .._optional import require
-from ..core._validate import describe
+from ..core._validate import describe, plain_number
 from ..core.errors import DlperfError, InvalidParameter
-from ..core.predict import PredictionScore, Scoreboard, score_prediction, scoreboard
+from ..core.predict import (
+    PredictionScore,
+    Scoreboard,
+    parse_guess,
+    score_prediction,
+    scoreboard,
+)
+from ._base import _exiting
 from ._close import close_tree, close_value
 
 __all__ = ["Predict"]
@@ -55,7 +63,8 @@ class Predict(widgets.VBox):  # type: ignore[misc]
         tolerance: float = 0.1,
         explain: str = "",
     ) -> None:
-        super().__init__()
+        # Every argument is checked before any widget exists: a refused construction leaves
+        # nothing registered behind it.
         if not isinstance(question, str) or not question.strip():
             raise InvalidParameter(
                 f"'question' must be a non-empty text (got {describe(question)})"
@@ -69,7 +78,11 @@ class Predict(widgets.VBox):  # type: ignore[misc]
             raise InvalidParameter(
                 f"'choices' must list at least two options (got {describe(choices)})"
             )
+        for label, text in (("unit", unit), ("explain", explain)):
+            if not isinstance(text, str):
+                raise InvalidParameter(f"'{label}' must be text (got {describe(text)})")
         score_prediction(1, 1, tolerance=tolerance)  # validates the tolerance
+        super().__init__()
         self.question = question
         self.unit = unit
         self.choices = None if choices is None else [str(c) for c in choices]
@@ -131,7 +144,7 @@ class Predict(widgets.VBox):  # type: ignore[misc]
             self._set_error("'guess' must be one of the options (got nothing chosen yet)")
             return None
         try:
-            answer = self._answer()
+            answer = self._ask()
             score = score_prediction(
                 value,
                 answer,
@@ -150,6 +163,28 @@ class Predict(widgets.VBox):  # type: ignore[misc]
             Predict._session.append(score)
         self.reveal.value = self._answer_html(score)
         return score
+
+    def _ask(self) -> Any:
+        """The answer function's value; its failure is the notebook's, said as one sentence."""
+        try:
+            answer = self._answer()
+        except DlperfError:
+            raise
+        except Exception as exc:  # the answer function is the notebook author's code
+            text = " ".join(str(exc).split())[:150]
+            raise InvalidParameter(
+                f"'answer' must be a function that returns the kit's answer; it raised "
+                f"{type(exc).__name__}" + (f": {text}" if text else "")
+            ) from None
+        if self.choices is None:
+            answer = plain_number(answer)
+            if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+                raise InvalidParameter(
+                    f"'answer' must return a number, e.g. a field of a result such as "
+                    f"r.arithmetic_intensity (got {describe(answer)})"
+                )
+            return parse_guess(answer, "answer")  # finite, as a float
+        return answer
 
     def _answer_html(self, score: PredictionScore) -> str:
         mark = "dlperf-right" if score.correct else "dlperf-off"
@@ -174,7 +209,7 @@ class Predict(widgets.VBox):  # type: ignore[misc]
     # -- without a kernel ---------------------------------------------------------------
     def _static_html(self) -> str:
         try:
-            answer = _show(self._answer(), self.unit)
+            answer = _show(self._ask(), self.unit)
         except DlperfError as exc:
             answer = f"(the kit could not compute it: {exc})"
         explain = f"<p>{html.escape(self.explain)}</p>" if self.explain else ""
@@ -196,7 +231,16 @@ class Predict(widgets.VBox):  # type: ignore[misc]
         return data
 
     def close(self) -> None:
-        """Close the widget and every part of it (children, layouts, styles)."""
+        """Close the widget and every part of it (children, layouts, styles); its score
+        leaves the session's scoreboard with it."""
+        if _exiting():  # Widget.__del__ at interpreter exit
+            return
+        if not hasattr(self, "entry"):  # refused before it was built: nothing to release
+            super().close()
+            return
+        mine = getattr(self, "score", None)
+        if mine is not None:
+            Predict._session[:] = [s for s in Predict._session if s is not mine]
         if self.choices is None:
             try:
                 self.entry.unobserve(self._typed, names="value")

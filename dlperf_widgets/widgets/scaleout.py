@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..core._validate import describe
+from ..core.formats import number_format
 from ..core.gpus import Gpu
 from ..core.scaleout import SCHEDULES, StepResult, step_time
 from ..core.scaling import FP8_FORMATS, Fp8ScalingResult, fp8_quantize
@@ -18,7 +19,7 @@ from ..plots.scaleout import (
     update_fp8_scaling,
     update_step_timeline,
 )
-from ._base import Explorer, gpu_dropdown, parse_int, widgets
+from ._base import Explorer, dropdown, gpu_dropdown, parse_int, widgets
 from .precision import parse_float
 
 __all__ = ["Fp8ScalingExplorer", "StepTimeCalculator"]
@@ -26,6 +27,11 @@ __all__ = ["Fp8ScalingExplorer", "StepTimeCalculator"]
 # Samples of the tensor shown (seeded): enough for a smooth histogram and fractions to
 # 1e-4, few enough that a cast and a histogram take a few milliseconds.
 _SAMPLES = 20_000
+
+
+def _with(options: list[int], value: Any) -> list[int]:
+    """``options`` plus ``value`` (already validated by the core), in order."""
+    return sorted({*options, int(value)})
 
 
 class Fp8ScalingExplorer(Explorer):
@@ -58,11 +64,12 @@ class Fp8ScalingExplorer(Explorer):
         slider = widgets.Layout(width="330px")
         controls = {
             "format": widgets.Dropdown(
-                options=list(FP8_FORMATS), value=format, description="format"
+                # the core's canonical name: "E5M2" and "fp8_E5M2" mean fp8_e5m2
+                options=list(FP8_FORMATS),
+                value=number_format(format).name,
+                description="format",
             ),
-            "recipe": widgets.Dropdown(
-                options=["current", "delayed"], value=recipe, description="recipe"
-            ),
+            "recipe": dropdown("recipe", ["current", "delayed"], recipe, description="recipe"),
             "margin": widgets.IntSlider(
                 value=margin, min=0, max=8, description="margin", layout=slider
             ),
@@ -211,21 +218,26 @@ class StepTimeCalculator(Explorer):
         controls = {
             "model": widgets.Dropdown(options=list(_MODELS), value=model, description="model"),
             "gpu": gpu_dd,
-            "dtype": widgets.Dropdown(
-                options=self._gpu(gpu_dd.value).dtypes(), value=dtype, description="dtype"
+            "dtype": dropdown(
+                "dtype", self._gpu(gpu_dd.value).dtypes(), dtype, description="dtype"
             ),
             "gpus": widgets.Text(
                 value=str(gpus), description="GPUs", continuous_update=False, layout=small
             ),
+            # a value the core accepted joins the usual options (tensor_parallel=32 is valid)
             "tensor_parallel": widgets.Dropdown(
-                options=powers[:5], value=tensor_parallel, description="tensor par.", layout=small
+                options=_with(powers[:5], tensor_parallel),
+                value=int(tensor_parallel),
+                description="tensor par.",
+                layout=small,
             ),
             "pipeline_parallel": widgets.Dropdown(
-                options=powers, value=pipeline_parallel, description="pipeline par.", layout=small
+                options=_with(powers, pipeline_parallel),
+                value=int(pipeline_parallel),
+                description="pipeline par.",
+                layout=small,
             ),
-            "schedule": widgets.Dropdown(
-                options=list(SCHEDULES), value=schedule, description="schedule"
-            ),
+            "schedule": dropdown("schedule", list(SCHEDULES), schedule, description="schedule"),
             "global_batch": widgets.Text(
                 value=str(global_batch),
                 description="global batch",
@@ -233,10 +245,13 @@ class StepTimeCalculator(Explorer):
                 layout=small,
             ),
             "micro_batch": widgets.Dropdown(
-                options=[1, 2, 4, 8, 16], value=micro_batch, description="micro-batch", layout=small
+                options=_with([1, 2, 4, 8, 16], micro_batch),
+                value=int(micro_batch),
+                description="micro-batch",
+                layout=small,
             ),
             "zero": widgets.Dropdown(
-                options=[0, 1, 2, 3], value=zero, description="ZeRO", layout=small
+                options=[0, 1, 2, 3], value=int(zero), description="ZeRO", layout=small
             ),
             "overlap": widgets.Checkbox(value=overlap, description="overlap gradients"),
         }

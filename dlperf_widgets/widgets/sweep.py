@@ -14,7 +14,7 @@ from ..core.gpus import Gpu
 from ..core.results import format_quantity
 from ..core.tiles import parse_tile
 from ..plots.sweep import QUANTITIES, measured_points, plot_sweep, update_sweep
-from ._base import Explorer, gpu_dropdown, parse_int, widgets
+from ._base import Explorer, dropdown, gpu_dropdown, parse_int, widgets
 
 __all__ = ["DimensionSweep"]
 
@@ -132,7 +132,7 @@ class DimensionSweep(Explorer):
             "m": _text("M", values["m"]),
             "n": _text("N", values["n"]),
             "k": _text("K", values["k"]),
-            "dtype": widgets.Dropdown(options=g.dtypes(), value=dtype, description="dtype"),
+            "dtype": dropdown("dtype", g.dtypes(), dtype, description="dtype"),
             "gpu": gpu_dd,
             "tile": _text("tile", tile),
             "quantity": widgets.Dropdown(

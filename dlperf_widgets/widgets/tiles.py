@@ -189,7 +189,7 @@ class WaveExplorer(Explorer):
         if preset not in PRESETS:
             from ..core._validate import check_choice
 
-            check_choice("preset", preset, PRESETS)
+            preset = check_choice("preset", preset, PRESETS)  # its canonical spelling
         values = {
             "m": 768,
             "n": 512,

@@ -71,7 +71,7 @@ def test_pipeline_collective_step(capsys):
         (["step", "--gpus", "12", "--tensor-parallel", "8"], "'gpus' must be a multiple"),
         (["collective", "1e6", "4", "--link", "wifi"], "'link' must be one of"),
         (["pipeline", "4", "x"], "'micro_batches' must be an integer"),
-        (["blockformat", "mxfp9"], "'format' must be one of"),
+        (["blockformat", "mxfp9"], "'name' must be one of"),
     ],
 )
 def test_errors_exit_2_with_one_line(capsys, argv, words):
