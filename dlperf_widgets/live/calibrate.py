@@ -372,11 +372,13 @@ def _datasheet_terms(g: Gpu, dname: str, shapes: list[tuple[str, int, int, int, 
     cal = achievable(g, dname)
     math_t = np.asarray(sw.math_time_s) * cal.math_fraction
     mem_t = np.asarray(sw.memory_time_s) * cal.memory_fraction
-    return math_t, mem_t, np.asarray(sw.predicted_time_s, dtype=np.float64)
+    # a split GEMM runs a second (reduction) kernel, which pays the fixed cost again
+    kernels = np.asarray(sw.kernels, dtype=np.float64)
+    return math_t, mem_t, kernels, np.asarray(sw.predicted_time_s, dtype=np.float64)
 
 
 def _fit(
-    math_t: Any, mem_t: Any, measured: Any, stream_fraction: float
+    math_t: Any, mem_t: Any, kernels: Any, measured: Any, stream_fraction: float
 ) -> tuple[float, float, float]:
     """The (math fraction, memory fraction, fixed cost) of the grids with the least mean
     |log(predicted / measured)|; the memory fraction is searched from a quarter to twice the
@@ -390,7 +392,7 @@ def _fit(
             math_t[None, :] / _MATH_GRID[:, None],
             np.broadcast_to(mem_t / f_mem, (len(_MATH_GRID), len(mem_t))),
         )
-        pred = work[:, None, :] + _OVERHEAD_GRID_S[None, :, None]
+        pred = work[:, None, :] + _OVERHEAD_GRID_S[None, :, None] * kernels
         score = np.mean(np.abs(np.log(pred / measured)), axis=2)
         i, j = np.unravel_index(int(np.argmin(score)), score.shape)
         if best is None or score[i, j] < best[0]:
@@ -516,12 +518,12 @@ def calibrate(
     meas = np.array(measured)
 
     stream_fraction = stream_bw / g.memory_bandwidth_bytes_per_s
-    math_t, mem_t, before = _datasheet_terms(g, dname, shapes)
+    math_t, mem_t, kernels, before = _datasheet_terms(g, dname, shapes)
     fit = np.array([s[4] == "fit" for s in shapes])
     math_fraction, memory_fraction, overhead = _fit(
-        math_t[fit], mem_t[fit], meas[fit], stream_fraction
+        math_t[fit], mem_t[fit], kernels[fit], meas[fit], stream_fraction
     )
-    pred = overhead + overlap_time(math_t / math_fraction, mem_t / memory_fraction)
+    pred = overhead * kernels + overlap_time(math_t / math_fraction, mem_t / memory_fraction)
     err = np.abs(pred - meas) / meas
     before_err = np.abs(before - meas) / meas
     timer, context = _timer(info)

@@ -1,7 +1,7 @@
 """The residuals error bands are learned from: every shipped GEMM beside today's model.
 
 For each GEMM row of the shipped traces (``live/data/``) the model is run with the trace's
-GPU, dtype and beta (as :func:`~dlperf_widgets.live.traces.model_error_report` does), and
+GPU, dtype, beta, timing context and cache state (as :func:`~dlperf_widgets.live.traces.model_error_report` does), and
 the row's regime is recorded: the GPU's architecture, the dtype class, what sets the
 predicted time (``time_limiter``) and the predicted time. ``tools/make_error_bands.py``
 turns them into ``core/data/error_bands.csv`` with :func:`~dlperf_widgets.core.uncertainty.fit_bands`.
@@ -17,7 +17,7 @@ import numpy as np
 from ..core.dtypes import dtype as _dtype
 from ..core.gemm import gemm_sweep
 from ..core.uncertainty import dtype_class
-from .traces import Trace, list_traces, load_trace
+from .traces import Trace, list_traces, load_trace, model_options
 
 __all__ = ["trace_residuals"]
 
@@ -47,12 +47,16 @@ def trace_residuals(traces: Iterable[str | Trace] | None = None) -> dict[str, An
             for r in tr.rows
             if r["op"] == "gemm" and r["m"] and r["n"] and r["k"] and r["measured_time_s"]
         ]
-        for dt, beta in sorted({(r["dtype"], float(r.get("beta") or 0.0)) for r in rows}):
-            sel = [r for r in rows if r["dtype"] == dt and float(r.get("beta") or 0.0) == beta]
+        # each row run as reconcile runs it: its own beta, timing context, cache state and
+        # activation quantisation (traces.model_options), vectorised per group of options
+        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for r in rows:
+            groups.setdefault((r["dtype"], *model_options(r).items()), []).append(r)
+        for (dt, *opts), sel in groups.items():
             m, n, k, b = (
                 np.array([r[c] or 1 for r in sel], dtype=np.int64) for c in ("m", "n", "k", "batch")
             )
-            s = gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b, beta=beta)
+            s = gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b, **dict(opts))
             d = _dtype(dt)
             unit = g.unit_for(d) if g.supports(d) else "cuda"
             cols["trace"] += [tr.name] * len(sel)
