@@ -181,7 +181,8 @@ class LlmSpec(ResultMixin):
             if not isinstance(text, str) or len(text) > 200:
                 raise InvalidParameter(f"'{label}' must be text (got {describe(text)})")
         for label in ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab"):
-            size = check_int(label, getattr(self, label), maximum=2**20, allow_array=False)
+            cap = 2**22 if label == "vocab" else 2**20  # vocab: step_time's own cap
+            size = check_int(label, getattr(self, label), maximum=cap, allow_array=False)
             object.__setattr__(self, label, size)
         head_vocab = check_int(
             "head_vocab", self.head_vocab, minimum=0, maximum=2**20, allow_array=False
