@@ -88,12 +88,22 @@ ACTIVATION_SOURCE = (
 
 # Bytes per parameter of the weights: (working copy used by forward/backward, FP32 master).
 # FP32 training has one copy that is both.
+# torch.autocast keeps only the FP32 weights; its 16-bit casts live for one op or are
+# saved as activations (PyTorch "Automatic Mixed Precision" docs).
 PRECISIONS: dict[str, tuple[int, int]] = {
     "fp32": (4, 0),
     "mixed-fp16": (2, 4),
     "mixed-bf16": (2, 4),
+    "fp16-autocast": (4, 0),
+    "bf16-autocast": (4, 0),
 }
-ACTIVATION_ELEMENT_BYTES = {"fp32": 4, "mixed-fp16": 2, "mixed-bf16": 2}
+ACTIVATION_ELEMENT_BYTES = {
+    "fp32": 4,
+    "mixed-fp16": 2,
+    "mixed-bf16": 2,
+    "fp16-autocast": 2,
+    "bf16-autocast": 2,
+}
 GRADIENT_BYTES = 4
 OPTIMIZER_BYTES: dict[str, int] = {
     "sgd": 0,
@@ -395,6 +405,12 @@ def training_memory(
     sequence_parallel: bool = False,
     gpu: str | Gpu | None = None,
     convention: str = "fp32-grads",
+    attention: str = "eager",
+    dropout: bool = True,
+    kv_heads: int | None = None,
+    ffn: int | None = None,
+    gated_mlp: bool = False,
+    vocab: int | None = None,
 ) -> MemoryResult:
     """Bytes of a training run, whole and per GPU (see the module docstring for sources).
 
@@ -412,6 +428,18 @@ def training_memory(
     ``convention`` names the gradient bytes: ``'fp32-grads'`` (4 bytes; the slides and
     Megatron-LM with BF16 parameters: 18 bytes per parameter with mixed AdamW) or
     ``'zero-paper'`` (16-bit gradients: 16 bytes per parameter, the ZeRO paper's Figure 1).
+    ``precision='bf16-autocast'`` (or ``'fp16-autocast'``) is ``torch.autocast``'s
+    convention: FP32 weights and gradients only (4 + 4 bytes), 16-bit activations.
+
+    Activations are what the kernel list of the step (:func:`.workload.workload`) saves for
+    the backward pass: ``attention`` 'eager' keeps the s x s probabilities, 'sdpa' /
+    'flash2' / 'flash1' keep Q, K, V, O and the row log-sum-exp only; ``dropout`` adds the
+    masks; ``kv_heads`` (grouped-query attention), ``ffn`` (4 x hidden by default) and
+    ``gated_mlp`` (SwiGLU) shape the layer. ``vocab`` adds the final norm, the LM head's
+    input, the loss's FP32 log-probabilities and, at the loss backward, two FP32
+    logits-sized tensors; without it the count stops at the last layer, as Korthikanti et
+    al. (2022) do (with eager attention and dropout the kernel list then gives their
+    ``s*b*h*(34 + 5*a*s/h)`` per layer). ZeRO-3 adds the gathered largest layer.
     """
     psi = check_number(
         "params", parse_count(params) if isinstance(params, str) else params, minimum=0, strict=True
@@ -424,6 +452,13 @@ def training_memory(
     tp = check_int("tensor_parallel", tensor_parallel, allow_array=False)
     pp = check_int("pipeline_parallel", pipeline_parallel, allow_array=False)
     dims = _optional_dims(layers=layers, hidden=hidden, seq_len=seq_len, batch=batch, heads=heads)
+    attention = check_choice("attention", attention, ("eager", "sdpa", "flash2", "flash1"))
+    dropout = check_bool("dropout", dropout)
+    gated_mlp = check_bool("gated_mlp", gated_mlp)
+    for name, value in (("kv_heads", kv_heads), ("ffn", ffn), ("vocab", vocab)):
+        if value is not None:
+            check_int(name, value, allow_array=False, maximum=1 << 24)
+    sequence_parallel = check_bool("sequence_parallel", sequence_parallel)
     g = _gpu(gpu) if gpu is not None else None
 
     if dims is not None:
@@ -470,38 +505,23 @@ def training_memory(
         work /= dp
     per_w, per_g, per_o = work + master, g_loc, o_loc
 
-    # Activations
+    # Activations: views of the step's kernel list
     act_elem = ACTIVATION_ELEMENT_BYTES[prec]
     mode = checkpointing if isinstance(checkpointing, str) else f"every-{checkpointing}"
     if dims is not None:
         n_layers = dims["layers"]
         micro = dims["batch"] // accum
-        whole = transformer_activation_bytes(
-            dims["seq_len"], micro, dims["hidden"], dims["heads"], bytes_per_element=act_elem
-        )
-        stored_all, activations, recomputed = checkpoint_activation_bytes(
-            n_layers, whole.total_bytes, whole.layer_input_bytes, checkpointing
-        )
         seg = checkpoint_segment(n_layers, checkpointing)
         stage_layers = n_layers // pp
-        split_act = transformer_activation_bytes(
-            dims["seq_len"],
-            micro,
-            dims["hidden"],
-            dims["heads"],
-            bytes_per_element=act_elem,
-            tensor_parallel=tp,
-            sequence_parallel=sequence_parallel,
-        )
-        stage_stored, stage_peak, _ = checkpoint_activation_bytes(
-            stage_layers,
-            split_act.total_bytes,
-            split_act.layer_input_bytes,
-            _stage_checkpointing(checkpointing, seg, stage_layers),
-        )
-        in_flight = min(pp, accum) if pp > 1 else 1
-        per_act = in_flight * stage_stored + (stage_peak - stage_stored)
-        per_layer = whole.total_bytes
+        shape = _layer_shape(dims, kv_heads, ffn, gated_mlp, vocab, attention, dropout, prec)
+        whole = _kernel_list_activations(shape, micro, 1, 1, 1, False, 1, 0, n_layers,
+                                         checkpointing)  # fmt: skip
+        stored_all, activations, recomputed = whole.stored, whole.peak, whole.recomputed
+        here = _kernel_list_activations(shape, micro, accum, tp, pp, sequence_parallel, dp,
+                                        stage, stage_layers,
+                                        _stage_checkpointing(checkpointing, seg, stage_layers))  # fmt: skip
+        per_act = here.peak
+        per_layer = whole.per_layer
         boundary = dims["seq_len"] * micro * dims["hidden"] * act_elem
         tp_comm: float | None = tensor_parallel_comm_bytes(
             stage_layers, boundary, tp, micro_batches=accum, recompute=seg is not None
@@ -587,6 +607,95 @@ def training_memory(
         pipeline_parallel_comm_bytes=pp_comm,
         activation_formula=ACTIVATION_SOURCE,
         convention=conv,
+    )
+
+
+# The kernel list's precision for each of training_memory's precisions.
+_KERNEL_PRECISION = {
+    "fp32": "fp32",
+    "mixed-fp16": "fp16",
+    "mixed-bf16": "bf16",
+    "fp16-autocast": "fp16",
+    "bf16-autocast": "bf16",
+}
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A transformer described by training_memory's arguments, for the kernel list."""
+
+    spec: Any
+    seq_len: int
+    precision: str
+    attention: str
+    dropout: bool
+    with_head: bool
+
+
+@dataclass(frozen=True)
+class _Activations:
+    stored: float  # after the forward pass, one GPU
+    peak: float  # at the backward pass's peak, one GPU (transients included)
+    per_layer: float  # one layer, one micro-batch
+    recomputed: int
+
+
+def _layer_shape(dims: dict[str, int], kv_heads: int | None, ffn: int | None,
+                 gated_mlp: bool, vocab: int | None, attention: str, dropout: bool,
+                 precision: str) -> _Shape:  # fmt: skip
+    from .workload import LlmSpec
+
+    h, a = dims["hidden"], dims["heads"]
+    spec = LlmSpec(
+        name="training_memory",
+        layers=dims["layers"],
+        hidden=h,
+        heads=a,
+        kv_heads=a if kv_heads is None else kv_heads,
+        head_dim=h // a,
+        ffn=4 * h if ffn is None else ffn,
+        vocab=1 if vocab is None else vocab,
+        gated_mlp=gated_mlp,
+        rotary=False,  # rotary embeddings save nothing
+    )
+    return _Shape(spec, dims["seq_len"], _KERNEL_PRECISION[precision], attention, dropout,
+                  vocab is not None)  # fmt: skip
+
+
+def _kernel_list_activations(
+    shape: _Shape, micro: int, accum: int, tp: int, pp: int, sp: bool, dp: int, zero: int,
+    stage_layers: int, checkpointing: Any,
+) -> _Activations:  # fmt: skip
+    """Activation bytes one GPU holds, from the tensors the step's kernels save.
+
+    One layer saves A bytes per micro-batch (the sum of its forward kernels' saved
+    tensors), its input is X; segments of checkpointed layers follow
+    :func:`checkpoint_activation_bytes`. The first pipeline stage holds up to ``pp``
+    micro-batches (1F1B). The backward pass's peak adds the larger of the rebuilt segment,
+    the loss backward's logits-sized tensors and ZeRO-3's gathered layer.
+    """
+    from .workload import step_transients, workload
+
+    w = workload(shape.spec, phase="training", batch=micro, seq=shape.seq_len,
+                 precision=shape.precision, attention=shape.attention, dropout=shape.dropout,
+                 micro_batches=accum, tensor_parallel=tp, sequence_parallel=sp,
+                 pipeline_parallel=pp, data_parallel=dp, zero=zero)  # fmt: skip
+    fwd = [k for k in w.kernels if k.pass_ == "forward" and k.saved_bytes]
+    layer = float(sum(k.saved_bytes for k in fwd if k.path.startswith("layers")))
+    head = float(sum(k.saved_bytes for k in fwd if not k.path.startswith("layers")))
+    act = 4.0 if shape.precision == "fp32" else 2.0
+    x = micro * shape.seq_len * shape.spec.hidden * act / (tp if sp and tp > 1 else 1)
+    stored, peak, recomputed = checkpoint_activation_bytes(stage_layers, layer, x, checkpointing)
+    logits_grad, gathered = step_transients(w)
+    if not shape.with_head:
+        head = logits_grad = 0.0
+    alive = min(accum, pp) if pp > 1 else 1
+    held = alive * (stored + head)
+    return _Activations(
+        stored=held,
+        peak=held + max(peak - stored, logits_grad, gathered),
+        per_layer=layer,
+        recomputed=recomputed,
     )
 
 

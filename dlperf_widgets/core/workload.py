@@ -693,7 +693,10 @@ def workload(
     if sp:
         _collective(b, "sp all-gather", layer, "all-gather", "tp", tp, t_local * h * act, L,
                     "forward")  # fmt: skip
-    lin("qkv_proj", q_out + 2 * kv_out, h, t_local * h * act)
+    # with sequence parallelism Megatron-LM saves the sequence-split input of the QKV and
+    # first MLP GEMMs and gathers it again in the backward pass (Korthikanti et al. 2022,
+    # section 4.2.2: every tensor of the layer split t ways)
+    lin("qkv_proj", q_out + 2 * kv_out, h, t_sp * h * act)
     if spec.rotary:
         _memory(b, "rotary", f"{layer}.attn", t_local * (q_out + kv_out), _ROPE_FLOPS, 1, 1, L)
     # attention: queries T_local (decode: batch), keys kv_len, per local head
@@ -778,7 +781,7 @@ def workload(
                 training, gemm_dt_w, per_expert * h * act)  # fmt: skip
         act_rows = t_e
     else:
-        lin("up_proj" if not spec.gated_mlp else "gate_up_proj", up_n, h, t_local * h * act)
+        lin("up_proj" if not spec.gated_mlp else "gate_up_proj", up_n, h, t_sp * h * act)
         act_rows = t_local
     if spec.gated_mlp:
         # autograd of silu(gate) * up keeps gate and up (one tensor when gate and up come
@@ -1207,24 +1210,33 @@ def workload_memory(w: Workload) -> WorkloadMemory:
         one_layer = sum(k.saved_bytes for k in fwd if k.path.startswith("layers"))
         head = sum(k.saved_bytes for k in fwd if not k.path.startswith("layers"))
         per_mb = layers * layer_input + head
-        rebuilt = one_layer
+        # the layer's first saved tensor is its input, already kept (Chen et al. 2016)
+        rebuilt = one_layer - layer_input
     else:
         rebuilt = 0.0
     # 1F1B keeps up to pipeline_parallel micro-batches in flight on the first stage
     alive = min(w.micro_batches, w.pipeline_parallel) if w.pipeline_parallel > 1 else 1
     activations = per_mb * alive
-    # loss backward: two logits-sized FP32 tensors at once (the gradient of the
-    # log-probabilities and that of the logits) beside the saved log-probabilities
-    loss = next((k for k in fwd if k.path == "loss"), None)
-    logits_grad = 2.0 * loss.saved_bytes if loss is not None else 0.0
-    gathered = 0.0
-    if z >= 3 and dp > 1:
-        attn, mlp = _layer_params(spec, 1)
-        largest = max(attn + mlp, spec.head_outputs * spec.hidden) / w.tensor_parallel
-        gathered = largest * 2.0 * act_elem / 2.0  # the 16-bit copy of the largest unit
+    logits_grad, gathered = step_transients(w)
     transient = max(logits_grad, gathered, rebuilt)
     total = weights + grads + states + activations + transient
     return WorkloadMemory(weights, grads, states, activations, transient, 0.0, total)
+
+
+def step_transients(w: Workload) -> tuple[float, float]:
+    """Short-lived buffers of a training step that can set its peak, in bytes:
+    (the loss backward's two logits-sized FP32 tensors, the gradient of the
+    log-probabilities and that of the logits, alive beside the saved log-probabilities;
+    ZeRO-3's gathered 16-bit copy of the largest layer or of the LM head)."""
+    loss = next((k for k in w.kernels if k.pass_ == "forward" and k.path == "loss"), None)
+    logits_grad = 2.0 * loss.saved_bytes if loss is not None else 0.0
+    gathered = 0.0
+    if w.zero >= 3 and w.data_parallel > 1:
+        attn, mlp = _layer_params(w.spec, 1)
+        largest = max(attn + mlp, w.spec.head_outputs * w.spec.hidden) / w.tensor_parallel
+        act_elem = 4.0 if w.precision in ("fp32", "tf32") else 2.0
+        gathered = largest * act_elem
+    return logits_grad, gathered
 
 
 def _link_for(group_span: int, gpus_per_node: int, intra: Interconnect,
