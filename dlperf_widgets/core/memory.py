@@ -274,7 +274,10 @@ class MemoryResult(ResultMixin):
     their sum ``total_bytes`` are for one whole model replica without any splitting
     (activations at one micro-batch, peak of the backward pass); ``per_gpu_bytes`` is what
     the busiest GPU holds once ZeRO, tensor and pipeline parallelism have split it, and
-    ``fits`` compares it with the GPU's memory (None without a GPU). Communication fields
+    ``fits`` compares it with the GPU's memory (None without a GPU). Activations are at
+    the backward pass's peak (the saved tensors plus the transients that set it);
+    ``activations_after_forward_bytes`` and ``per_gpu_activations_after_forward_bytes``
+    are the saved tensors alone, when the forward pass ends. Communication fields
     are bytes one GPU sends per optimizer step (None where the layer sizes are unknown).
     """
 
@@ -301,6 +304,7 @@ class MemoryResult(ResultMixin):
     activations_included: bool
     activations_per_layer_bytes: float | None
     activations_after_forward_bytes: float | None
+    per_gpu_activations_after_forward_bytes: float | None
     checkpointing: str
     checkpoint_segment_layers: int | None
     recomputed_layers: int
@@ -335,6 +339,7 @@ class MemoryResult(ResultMixin):
             "per_gpu_activations_bytes",
             "activations_per_layer_bytes",
             "activations_after_forward_bytes",
+            "per_gpu_activations_after_forward_bytes",
             "communication_bytes_per_step",
             "data_parallel_comm_bytes",
             "tensor_parallel_comm_bytes",
@@ -521,6 +526,7 @@ def training_memory(
                                         stage, stage_layers,
                                         _stage_checkpointing(checkpointing, seg, stage_layers))  # fmt: skip
         per_act = here.peak
+        per_stored: float | None = here.stored
         per_layer = whole.per_layer
         boundary = dims["seq_len"] * micro * dims["hidden"] * act_elem
         tp_comm: float | None = tensor_parallel_comm_bytes(
@@ -531,7 +537,7 @@ def training_memory(
         micro_out: int | None = micro
     else:
         activations = per_act = 0.0
-        stored_all = None
+        stored_all = per_stored = None
         per_layer = None
         seg = None
         recomputed = 0
@@ -590,6 +596,7 @@ def training_memory(
         activations_included=dims is not None,
         activations_per_layer_bytes=None if per_layer is None else float(per_layer),
         activations_after_forward_bytes=None if stored_all is None else float(stored_all),
+        per_gpu_activations_after_forward_bytes=None if per_stored is None else float(per_stored),
         checkpointing=mode if dims is not None else str(checkpointing),
         checkpoint_segment_layers=seg,
         recomputed_layers=recomputed,
@@ -630,6 +637,7 @@ class _Shape:
     attention: str
     dropout: bool
     with_head: bool
+    autocast: bool
 
 
 @dataclass(frozen=True)
@@ -659,7 +667,7 @@ def _layer_shape(dims: dict[str, int], kv_heads: int | None, ffn: int | None,
         rotary=False,  # rotary embeddings save nothing
     )
     return _Shape(spec, dims["seq_len"], _KERNEL_PRECISION[precision], attention, dropout,
-                  vocab is not None)  # fmt: skip
+                  vocab is not None, precision.endswith("-autocast"))  # fmt: skip
 
 
 def _kernel_list_activations(
@@ -679,21 +687,35 @@ def _kernel_list_activations(
     w = workload(shape.spec, phase="training", batch=micro, seq=shape.seq_len,
                  precision=shape.precision, attention=shape.attention, dropout=shape.dropout,
                  micro_batches=accum, tensor_parallel=tp, sequence_parallel=sp,
-                 pipeline_parallel=pp, data_parallel=dp, zero=zero)  # fmt: skip
+                 pipeline_parallel=pp, data_parallel=dp, zero=zero,
+                 autocast=shape.autocast)  # fmt: skip
     fwd = [k for k in w.kernels if k.pass_ == "forward" and k.saved_bytes]
     layer = float(sum(k.saved_bytes for k in fwd if k.path.startswith("layers")))
     head = float(sum(k.saved_bytes for k in fwd if not k.path.startswith("layers")))
-    act = 4.0 if shape.precision == "fp32" else 2.0
+    # a layer's input is the residual stream: FP32 under autocast
+    act = 4.0 if shape.precision == "fp32" or shape.autocast else 2.0
     x = micro * shape.seq_len * shape.spec.hidden * act / (tp if sp and tp > 1 else 1)
     stored, peak, recomputed = checkpoint_activation_bytes(stage_layers, layer, x, checkpointing)
     logits_grad, gathered = step_transients(w)
     if not shape.with_head:
         head = logits_grad = 0.0
+    # Eager attention's backward: the gradients of the probabilities and of the scores, two
+    # tensors of the probabilities' size at once (softmax's backward, PyTorch's autograd
+    # formula), when the first layer the backward reaches has already freed what it saved
+    # after its attention core, and the head its tensors.
+    saved = [(k.name, k.saved_bytes) for k in fwd if k.path.startswith("layers")]
+    names = [name for name, _ in saved]
+    attention = 0.0
+    if "softmax" in names:
+        core = names.index("context P V")
+        after = float(sum(b for _, b in saved[core + 1 :]))
+        probabilities = saved[names.index("softmax")][1]
+        attention = (peak - stored) - after - head + 2.0 * probabilities
     alive = min(accum, pp) if pp > 1 else 1
     held = alive * (stored + head)
     return _Activations(
         stored=held,
-        peak=held + max(peak - stored, logits_grad, gathered),
+        peak=held + max(peak - stored, logits_grad, gathered, attention),
         per_layer=layer,
         recomputed=recomputed,
     )

@@ -564,6 +564,7 @@ def workload(
     top_k: int = 1,
     capacity_factor: float = 1.0,
     dropout: bool = False,
+    autocast: bool = False,
 ) -> Workload:
     """The kernels of one step of ``model`` on one GPU, as a :class:`Workload` table.
 
@@ -582,7 +583,12 @@ def workload(
     momentum) or 'adafactor' (factored second moments, no momentum).
     ``dropout``: dropout after attention's softmax (eager attention; fused kernels drop in
     place) and after both residual branches, as BERT and GPT train (LLM pretraining
-    usually runs without).
+    usually runs without). ``autocast`` (training in 'bf16' or 'fp16'): the memory
+    convention of ``torch.autocast`` instead of Megatron-LM's 16-bit model: the residual
+    stream and the norms' saved inputs stay FP32, and every linear layer saves the 16-bit
+    copy of its FP32 weight for the backward pass (PyTorch "Automatic Mixed Precision"
+    docs: ops autocast to 16 bits cast their FP32 inputs, and autograd keeps what the
+    backward uses).
     """
     spec = llm(model)
     ph = check_choice("phase", phase, PHASES)
@@ -599,6 +605,7 @@ def workload(
     impl = "flash2" if impl == "sdpa" else impl
     causal = check_bool("causal", causal)
     dropout = check_bool("dropout", dropout)
+    autocast = check_bool("autocast", autocast) and ph == "training" and prec in ("bf16", "fp16")
     rc = check_choice("recompute", recompute, RECOMPUTE)
     opt = check_choice("optimizer", optimizer, OPTIMIZERS)
     mbs = check_int("micro_batches", micro_batches, allow_array=False, maximum=1 << 16)
@@ -669,6 +676,7 @@ def workload(
     quant_w = wf in _WEIGHT_ONLY
     gemm_dt_w = gemm_dt if not quant_w else act_dt
     layer = "layers[*]"
+    norm_in = 4.0 if autocast else act  # autocast runs the residual stream in FP32
 
     def lin(name: str, n: int, kin: int, saved: float, path: str = layer, cnt: int = L,
             t: int = t_local) -> None:  # fmt: skip
@@ -679,7 +687,8 @@ def workload(
             # 4 B, write 2 B per weight); its backward accumulates the 16-bit weight
             # gradient into the FP32 .grad
             b.add(name=f"{name} weight cast", path=path, pass_="forward", kind="quant",
-                  flops=1.0 * n * kin, bytes=6.0 * n * kin, count=cnt)  # fmt: skip
+                  flops=1.0 * n * kin, bytes=6.0 * n * kin, count=cnt,
+                  saved_bytes=2.0 * n * kin if autocast else 0.0)  # fmt: skip
         if prec in _NARROW or wf == "w8a8":
             # scaled casts: the input is cast to the narrow format before the GEMM (one
             # read, one narrow write per element), as Transformer Engine's recipes do
@@ -689,14 +698,11 @@ def workload(
 
     # Norm before attention, QKV, rotary embedding, attention, output projection, residual.
     _memory(b, "attn_norm", f"{layer}.attn_norm", t_sp * h, _NORM_FLOPS, 1, 1, L,
-            saved=t_sp * h * act if training else 0.0)  # fmt: skip
+            saved=t_sp * h * norm_in if training else 0.0)  # fmt: skip
     if sp:
         _collective(b, "sp all-gather", layer, "all-gather", "tp", tp, t_local * h * act, L,
                     "forward")  # fmt: skip
-    # with sequence parallelism Megatron-LM saves the sequence-split input of the QKV and
-    # first MLP GEMMs and gathers it again in the backward pass (Korthikanti et al. 2022,
-    # section 4.2.2: every tensor of the layer split t ways)
-    lin("qkv_proj", q_out + 2 * kv_out, h, t_sp * h * act)
+    lin("qkv_proj", q_out + 2 * kv_out, h, t_local * h * act)
     if spec.rotary:
         _memory(b, "rotary", f"{layer}.attn", t_local * (q_out + kv_out), _ROPE_FLOPS, 1, 1, L)
     # attention: queries T_local (decode: batch), keys kv_len, per local head
@@ -755,7 +761,7 @@ def workload(
     _memory(b, "residual add", layer, t_sp * h, _ADD_FLOPS, 2, 1, L)
     # MLP (dense or mixture of experts)
     _memory(b, "mlp_norm", f"{layer}.mlp_norm", t_sp * h, _NORM_FLOPS, 1, 1, L,
-            saved=t_sp * h * act if training else 0.0)  # fmt: skip
+            saved=t_sp * h * norm_in if training else 0.0)  # fmt: skip
     if sp:
         _collective(b, "sp all-gather", layer, "all-gather", "tp", tp, t_local * h * act, L,
                     "forward")  # fmt: skip
@@ -781,7 +787,7 @@ def workload(
                 training, gemm_dt_w, per_expert * h * act)  # fmt: skip
         act_rows = t_e
     else:
-        lin("up_proj" if not spec.gated_mlp else "gate_up_proj", up_n, h, t_sp * h * act)
+        lin("up_proj" if not spec.gated_mlp else "gate_up_proj", up_n, h, t_local * h * act)
         act_rows = t_local
     if spec.gated_mlp:
         # autograd of silu(gate) * up keeps gate and up (one tensor when gate and up come
@@ -813,7 +819,7 @@ def workload(
     # decode only need the last position's logits.
     head_rows = t_local if training else bsz
     _memory(b, "final_norm", "norm", head_rows * h, _NORM_FLOPS, 1, 1, 1,
-            saved=head_rows * h * act if training else 0.0)  # fmt: skip
+            saved=head_rows * h * norm_in if training else 0.0)  # fmt: skip
     vocab_local = math.ceil(spec.head_outputs / tp)
     lin("lm_head", vocab_local, h, head_rows * h * act, path="lm_head", cnt=1, t=head_rows)
     if training:
@@ -1225,11 +1231,14 @@ def workload_memory(w: Workload) -> WorkloadMemory:
 
 def step_transients(w: Workload) -> tuple[float, float]:
     """Short-lived buffers of a training step that can set its peak, in bytes:
-    (the loss backward's two logits-sized FP32 tensors, the gradient of the
-    log-probabilities and that of the logits, alive beside the saved log-probabilities;
-    ZeRO-3's gathered 16-bit copy of the largest layer or of the LM head)."""
+    (at the loss backward, two logits-sized FP32 tensors, the gradient of the
+    log-probabilities and that of the logits, beside the saved log-probabilities and the
+    logits themselves, which the training loop holds as the model's output until the
+    step ends; ZeRO-3's gathered 16-bit copy of the largest layer or of the LM head)."""
     loss = next((k for k in w.kernels if k.pass_ == "forward" and k.path == "loss"), None)
-    logits_grad = 2.0 * loss.saved_bytes if loss is not None else 0.0
+    act = 4.0 if w.precision in ("fp32", "tf32") else 2.0
+    # the loss kernel saves FP32 log-probabilities: 4 bytes per logit
+    logits_grad = (2.0 + act / 4.0) * loss.saved_bytes if loss is not None else 0.0
     gathered = 0.0
     if w.zero >= 3 and w.data_parallel > 1:
         attn, mlp = _layer_params(w.spec, 1)

@@ -108,17 +108,29 @@ def test_gradient_accumulation_keeps_effective_batch_and_cuts_activations():
     one = training_memory(1.3e9, **dims)
     four = training_memory(1.3e9, accumulation_steps=4, **dims)
     assert four.activations_bytes == pytest.approx(one.activations_bytes / 4)
+    assert four.activations_after_forward_bytes == pytest.approx(
+        one.activations_after_forward_bytes / 4
+    )
     assert (four.effective_batch, four.micro_batch, one.micro_batch) == (32, 8, 32)
     assert four.model_state_bytes == one.model_state_bytes
 
 
 def test_whole_model_activations():
-    """Activations of the model = layers x per-layer bytes at the micro-batch."""
+    """The kernel list's saved tensors, under Korthikanti et al.'s assumptions (eager
+    attention, dropout, no head), are their published s*b*h*(34 + 5*a*s/h) per layer; the
+    backward's peak adds eager attention's two probability-sized gradients, less what the
+    last layer saved after its attention core (freed by then)."""
     r = training_memory(1.3e9, layers=24, hidden=2048, seq_len=1024, batch=8, heads=16)
-    per_layer = 1024 * 8 * 2048 * (34 + 5 * 16 * 1024 / 2048)
-    assert r.activations_bytes == 24 * per_layer
+    s, b, h, a = 1024, 8, 2048, 16
+    per_layer = s * b * h * (34 + 5 * a * s / h)
+    assert r.activations_after_forward_bytes == 24 * per_layer
     assert r.activations_per_layer_bytes == per_layer
-    assert r.total_bytes == 18 * 1.3e9 + 24 * per_layer
+    # after the attention core: the output projection's input, two norm inputs (16-bit),
+    # the MLP's input, GELU input and output (4 sbh each), two 1-byte dropout masks
+    after = s * b * h * (2 + 2 + 2 + 8 + 8 + 2 * 1)
+    probabilities = 2 * a * s * s * b
+    assert r.activations_bytes == 24 * per_layer + 2 * probabilities - after
+    assert r.total_bytes == 18 * 1.3e9 + r.activations_bytes
 
 
 def test_zero_partitions_per_gpu():
@@ -140,10 +152,10 @@ def test_tensor_and_pipeline_parallel_split():
     tp = training_memory(7e9, tensor_parallel=4, **dims)
     assert tp.per_gpu_weights_bytes == base.weights_bytes / 4
     per_layer_tp = transformer_activation_bytes(2048, 8, 4096, 32, tensor_parallel=4).total_bytes
-    assert tp.per_gpu_activations_bytes == pytest.approx(32 * per_layer_tp)
+    assert tp.per_gpu_activations_after_forward_bytes == pytest.approx(32 * per_layer_tp)
     pp = training_memory(7e9, pipeline_parallel=4, accumulation_steps=8, **dims)
     micro_layer = transformer_activation_bytes(2048, 1, 4096, 32).total_bytes
-    assert pp.per_gpu_activations_bytes == pytest.approx(4 * (32 / 4) * micro_layer)
+    assert pp.per_gpu_activations_after_forward_bytes == pytest.approx(4 * (32 / 4) * micro_layer)
     assert pp.gpus == 4 and pp.per_gpu_optimizer_bytes == base.optimizer_bytes / 4
 
 

@@ -243,8 +243,10 @@ def test_w8a8_prefill_runs_int8_gemms():
     assert 1.0 < tf / tq < 2.0
 
 
-def test_loss_backward_transient_is_two_fp32_logits():
+def test_loss_backward_transient_is_two_fp32_logits_and_the_logits():
     """The peak adds, during the loss backward, two logits-sized FP32 tensors (the gradients of
-    the log-probabilities and of the logits): 2 x 4 B x tokens x vocab."""
+    the log-probabilities and of the logits) beside the 16-bit logits the training loop still
+    holds: (2 x 4 B + 2 B) x tokens x vocab (the same accounting is within 5 % of PyTorch's
+    measured peak in tests/live/test_training_memory_peak.py)."""
     m = workload_memory(workload("llama-3-8b", batch=2, seq=1024))
-    assert m.transient_bytes == pytest.approx(2 * 4 * 2 * 1024 * 128256)
+    assert m.transient_bytes == pytest.approx((2 * 4 + 2) * 2 * 1024 * 128256)
