@@ -330,3 +330,36 @@ def test_saved_activations_recompute_and_bad_input():
         saved_activation_bytes(256, 2, 128, 4, attention="sdpa", dropout=True)
     with pytest.raises(InvalidParameter, match="'ffn' must be given"):
         saved_activation_bytes(256, 2, 128, 4, family="llama")
+
+
+def test_autocast_convention_keeps_fp32_weights_only():
+    """torch.autocast keeps the FP32 weights and gradients alone (16-bit copies are per op):
+    4 + 4 + 8 = 16 bytes per parameter with AdamW, not the master-copy scheme's 18."""
+    r = training_memory(1e9, precision="bf16-autocast")
+    assert (r.weights_bytes_per_param, r.gradients_bytes_per_param) == (4, 4)
+    assert r.model_state_bytes == 16e9
+
+
+def test_fused_attention_and_gqa_shrink_the_saved_tensors():
+    """SDPA keeps no s x s tensor: against eager (no dropout) each layer saves the 16-bit
+    probabilities (a s^2 b x 2 B) less and the FP32 log-sum-exp (a s b x 4 B) more; both keep
+    Q, K, V and the output. Grouped-query attention with kv heads = a / 4 saves K and V a
+    quarter the size."""
+    s, b, h, a, n = 1024, 2, 512, 8, 4
+    dims = dict(layers=n, hidden=h, seq_len=s, batch=b, heads=a, dropout=False)
+    eager = training_memory(1e8, **dims).activations_per_layer_bytes
+    sdpa = training_memory(1e8, attention="sdpa", **dims).activations_per_layer_bytes
+    assert eager - sdpa == a * s * s * b * 2 - a * s * b * 4
+    gqa = training_memory(1e8, attention="sdpa", kv_heads=a // 4, **dims)
+    assert sdpa - gqa.activations_per_layer_bytes == 2 * s * b * (h - h // 4) * 2
+
+
+def test_zero3_peak_adds_the_gathered_largest_layer():
+    """ZeRO-3 gathers one layer's 16-bit weights at a time: with fused attention and no head
+    (no other transient) the peak over the saved tensors is 12 h^2 x 2 B (4 h^2 attention,
+    8 h^2 MLP)."""
+    h = 1024
+    r = training_memory(1e9, layers=4, hidden=h, seq_len=512, batch=1, heads=8,
+                        attention="sdpa", data_parallel=8, zero=3)  # fmt: skip
+    extra = r.per_gpu_activations_bytes - r.per_gpu_activations_after_forward_bytes
+    assert extra == 12 * h * h * 2
