@@ -259,11 +259,11 @@ def checkpoint_activation_bytes(
     No checkpointing: n A stored, peak n A. Segments of k layers: ceil(n/k) X stored,
     peak ceil(n/k) X + k A - X, and every layer is run forward once more.
     """
-    k = checkpoint_segment(layers, checkpointing)
-    if k is None:
-        return layers * layer_bytes, layers * layer_bytes, 0
-    stored = math.ceil(layers / k) * input_bytes
-    return stored, stored + k * layer_bytes - input_bytes, layers
+    from .workload import checkpointed_bytes
+
+    return checkpointed_bytes(
+        layers, layer_bytes, input_bytes, checkpoint_segment(layers, checkpointing)
+    )
 
 
 @dataclass(frozen=True)
@@ -519,15 +519,16 @@ def training_memory(
         seg = checkpoint_segment(n_layers, checkpointing)
         stage_layers = n_layers // pp
         shape = _layer_shape(dims, kv_heads, ffn, gated_mlp, vocab, attention, dropout, prec)
-        whole = _kernel_list_activations(shape, micro, 1, 1, 1, False, 1, 0, n_layers,
-                                         checkpointing)  # fmt: skip
-        stored_all, activations, recomputed = whole.stored, whole.peak, whole.recomputed
-        here = _kernel_list_activations(shape, micro, accum, tp, pp, sequence_parallel, dp,
-                                        stage, stage_layers,
-                                        _stage_checkpointing(checkpointing, seg, stage_layers))  # fmt: skip
-        per_act = here.peak
-        per_stored: float | None = here.stored
-        per_layer = whole.per_layer
+        whole_stored, activations, whole_layer, recomputed = _kernel_list_activations(
+            shape, micro, 1, 1, 1, False, 1, 0, n_layers, checkpointing
+        )
+        stored_all: float | None = whole_stored
+        per_layer: float | None = whole_layer
+        stage_stored, per_act, _, _ = _kernel_list_activations(
+            shape, micro, accum, tp, pp, sequence_parallel, dp, stage, stage_layers,
+            _stage_checkpointing(checkpointing, seg, stage_layers),
+        )  # fmt: skip
+        per_stored: float | None = stage_stored
         boundary = dims["seq_len"] * micro * dims["hidden"] * act_elem
         tp_comm: float | None = tensor_parallel_comm_bytes(
             stage_layers, boundary, tp, micro_batches=accum, recompute=seg is not None
@@ -640,14 +641,6 @@ class _Shape:
     autocast: bool
 
 
-@dataclass(frozen=True)
-class _Activations:
-    stored: float  # after the forward pass, one GPU
-    peak: float  # at the backward pass's peak, one GPU (transients included)
-    per_layer: float  # one layer, one micro-batch
-    recomputed: int
-
-
 def _layer_shape(dims: dict[str, int], kv_heads: int | None, ffn: int | None,
                  gated_mlp: bool, vocab: int | None, attention: str, dropout: bool,
                  precision: str) -> _Shape:  # fmt: skip
@@ -673,52 +666,20 @@ def _layer_shape(dims: dict[str, int], kv_heads: int | None, ffn: int | None,
 def _kernel_list_activations(
     shape: _Shape, micro: int, accum: int, tp: int, pp: int, sp: bool, dp: int, zero: int,
     stage_layers: int, checkpointing: Any,
-) -> _Activations:  # fmt: skip
-    """Activation bytes one GPU holds, from the tensors the step's kernels save.
-
-    One layer saves A bytes per micro-batch (the sum of its forward kernels' saved
-    tensors), its input is X; segments of checkpointed layers follow
-    :func:`checkpoint_activation_bytes`. The first pipeline stage holds up to ``pp``
-    micro-batches (1F1B). The backward pass's peak adds the larger of the rebuilt segment,
-    the loss backward's logits-sized tensors and ZeRO-3's gathered layer.
-    """
-    from .workload import step_transients, workload
+) -> tuple[float, float, float, int]:  # fmt: skip
+    """(held after the forward pass, peak, one layer's bytes, layers recomputed) on one
+    GPU: the activation view of the step's kernel list (:func:`.workload.saved_activations`)
+    with checkpointed segments as ``checkpointing`` says."""
+    from .workload import saved_activations, workload
 
     w = workload(shape.spec, phase="training", batch=micro, seq=shape.seq_len,
                  precision=shape.precision, attention=shape.attention, dropout=shape.dropout,
                  micro_batches=accum, tensor_parallel=tp, sequence_parallel=sp,
                  pipeline_parallel=pp, data_parallel=dp, zero=zero,
                  autocast=shape.autocast)  # fmt: skip
-    fwd = [k for k in w.kernels if k.pass_ == "forward" and k.saved_bytes]
-    layer = float(sum(k.saved_bytes for k in fwd if k.path.startswith("layers")))
-    head = float(sum(k.saved_bytes for k in fwd if not k.path.startswith("layers")))
-    # a layer's input is the residual stream: FP32 under autocast
-    act = 4.0 if shape.precision == "fp32" or shape.autocast else 2.0
-    x = micro * shape.seq_len * shape.spec.hidden * act / (tp if sp and tp > 1 else 1)
-    stored, peak, recomputed = checkpoint_activation_bytes(stage_layers, layer, x, checkpointing)
-    logits_grad, gathered = step_transients(w)
-    if not shape.with_head:
-        head = logits_grad = 0.0
-    # Eager attention's backward: the gradients of the probabilities and of the scores, two
-    # tensors of the probabilities' size at once (softmax's backward, PyTorch's autograd
-    # formula), when the first layer the backward reaches has already freed what it saved
-    # after its attention core, and the head its tensors.
-    saved = [(k.name, k.saved_bytes) for k in fwd if k.path.startswith("layers")]
-    names = [name for name, _ in saved]
-    attention = 0.0
-    if "softmax" in names:
-        core = names.index("context P V")
-        after = float(sum(b for _, b in saved[core + 1 :]))
-        probabilities = saved[names.index("softmax")][1]
-        attention = (peak - stored) - after - head + 2.0 * probabilities
-    alive = min(accum, pp) if pp > 1 else 1
-    held = alive * (stored + head)
-    return _Activations(
-        stored=held,
-        peak=held + max(peak - stored, logits_grad, gathered, attention),
-        per_layer=layer,
-        recomputed=recomputed,
-    )
+    v = saved_activations(w, segment=checkpoint_segment(stage_layers, checkpointing),
+                          head=shape.with_head)  # fmt: skip
+    return v.held_bytes, v.held_bytes + v.transient_bytes, v.per_layer_bytes, v.recomputed_layers
 
 
 def _stage_checkpointing(checkpointing: Any, seg: int | None, stage_layers: int) -> Any:

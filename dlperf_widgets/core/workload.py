@@ -362,6 +362,7 @@ class Workload(ResultMixin):
     model_flops: float
     spec: LlmSpec = field(repr=False)
     kernels: tuple[Kernel, ...] = field(repr=False, default=())
+    autocast: bool = False
 
     _units: ClassVar[dict[str, str]] = {"params": "", "params_per_gpu": "", "model_flops": "FLOP"}
     _hidden: ClassVar[tuple[str, ...]] = ("spec",)
@@ -905,6 +906,7 @@ def workload(
         model_flops=mflops,
         spec=spec,
         kernels=tuple(kernels),
+        autocast=autocast,
     )
 
 
@@ -1204,29 +1206,90 @@ def workload_memory(w: Workload) -> WorkloadMemory:
     weights = p * wb / (dp if z >= 3 else 1)
     grads = p * wb / (dp if z >= 2 else 1)
     states = p * _STATE_BYTES[w.optimizer] / (dp if z >= 1 else 1)
+    view = saved_activations(w, segment=1 if w.recompute == "full" else None)
+    total = weights + grads + states + view.held_bytes + view.transient_bytes
+    return WorkloadMemory(weights, grads, states, view.held_bytes, view.transient_bytes, 0.0,
+                          total)  # fmt: skip
+
+
+def checkpointed_bytes(
+    layers: int, layer_bytes: float, input_bytes: float, segment: int | None
+) -> tuple[float, float, int]:
+    """(bytes stored after the forward pass, peak bytes, layers recomputed) of ``layers``
+    layers saving ``layer_bytes`` each, checkpointed in segments of ``segment`` layers
+    (None: no checkpointing; Chen et al. 2016): ceil(n/k) X stored, one segment rebuilt at
+    a time, ceil(n/k) X + k A - X at the peak, every layer run forward once more."""
+    if segment is None:
+        return layers * layer_bytes, layers * layer_bytes, 0
+    stored = math.ceil(layers / segment) * input_bytes
+    return stored, stored + segment * layer_bytes - input_bytes, layers
+
+
+@dataclass(frozen=True)
+class SavedActivations:
+    """What a training step's forward kernels leave for the backward pass on one GPU.
+
+    ``held_bytes``: the saved tensors when the forward pass ends (the micro-batches alive
+    at once); ``transient_bytes``: what the backward pass adds at its peak;
+    ``per_layer_bytes``: one layer's saved tensors for one micro-batch;
+    ``layer_input_bytes``: one layer's input; ``recomputed_layers``: layers run forward
+    again.
+    """
+
+    held_bytes: float
+    transient_bytes: float
+    per_layer_bytes: float
+    layer_input_bytes: float
+    recomputed_layers: int
+
+
+def saved_activations(
+    w: Workload, *, segment: int | None = None, head: bool = True
+) -> SavedActivations:
+    """The activation view of a training workload's kernel list.
+
+    One layer saves A bytes per micro-batch (the sum of its forward kernels' saved
+    tensors) and its input is X. With checkpointed segments of ``segment`` layers (Chen et
+    al. 2016) only every segment's input is kept, ceil(n / k) X, and the backward pass
+    rebuilds one segment at a time, k A - X more (its first input is already kept). The
+    first pipeline stage holds up to ``pipeline_parallel`` micro-batches (1F1B). The
+    backward's peak adds the largest of: the rebuilt segment, the loss backward's
+    logits-sized tensors, ZeRO-3's gathered layer, and eager attention's two
+    probability-sized gradients (softmax's backward) in the first layer the backward
+    reaches, by which time that layer has freed what it saved after its attention core and
+    the head its tensors. ``head=False`` stops the count at the last layer (no final norm,
+    LM head or loss), as Korthikanti et al. (2022) count.
+    """
+    spec = w.spec
     fwd = [k for k in w.kernels if k.pass_ == "forward" and k.saved_bytes]
-    per_mb = float(sum(k.saved_bytes * k.count / w.micro_batches for k in fwd))
-    layers = spec.layers // w.pipeline_parallel
-    act_elem = 4.0 if w.precision in ("fp32", "tf32") else 2.0
-    layer_input = w.tokens / w.micro_batches / w.context_parallel * spec.hidden * act_elem
+    in_layer = [k for k in fwd if k.path.startswith("layers")]
+    layer = float(sum(k.saved_bytes for k in in_layer))
+    head_bytes = float(sum(k.saved_bytes for k in fwd if not k.path.startswith("layers")))
+    n = spec.layers // w.pipeline_parallel
+    # a layer's input is the residual stream: FP32 under autocast
+    act = 4.0 if w.precision in ("fp32", "tf32") or w.autocast else 2.0
+    x = w.tokens / w.micro_batches / w.context_parallel * spec.hidden * act
     if w.sequence_parallel:
-        layer_input /= w.tensor_parallel
-    if w.recompute == "full":
-        # only each layer's input is kept; one layer's tensors are rebuilt at a time
-        one_layer = sum(k.saved_bytes for k in fwd if k.path.startswith("layers"))
-        head = sum(k.saved_bytes for k in fwd if not k.path.startswith("layers"))
-        per_mb = layers * layer_input + head
-        # the layer's first saved tensor is its input, already kept (Chen et al. 2016)
-        rebuilt = one_layer - layer_input
-    else:
-        rebuilt = 0.0
-    # 1F1B keeps up to pipeline_parallel micro-batches in flight on the first stage
-    alive = min(w.micro_batches, w.pipeline_parallel) if w.pipeline_parallel > 1 else 1
-    activations = per_mb * alive
+        x /= w.tensor_parallel
+    k_seg = None if segment is None else min(segment, n)
+    stored, peak, recomputed = checkpointed_bytes(n, layer, x, k_seg)
     logits_grad, gathered = step_transients(w)
-    transient = max(logits_grad, gathered, rebuilt)
-    total = weights + grads + states + activations + transient
-    return WorkloadMemory(weights, grads, states, activations, transient, 0.0, total)
+    if not head:
+        head_bytes = logits_grad = 0.0
+    names = [k.name for k in in_layer]
+    attention = 0.0
+    if "softmax" in names and "context P V" in names:
+        after = float(sum(k.saved_bytes for k in in_layer[names.index("context P V") + 1 :]))
+        probabilities = in_layer[names.index("softmax")].saved_bytes
+        attention = (peak - stored) - after - head_bytes + 2.0 * probabilities
+    alive = min(w.micro_batches, w.pipeline_parallel) if w.pipeline_parallel > 1 else 1
+    return SavedActivations(
+        held_bytes=alive * (stored + head_bytes),
+        transient_bytes=max(peak - stored, logits_grad, gathered, attention),
+        per_layer_bytes=layer,
+        layer_input_bytes=x,
+        recomputed_layers=recomputed,
+    )
 
 
 def step_transients(w: Workload) -> tuple[float, float]:
