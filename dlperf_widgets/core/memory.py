@@ -11,6 +11,16 @@ Bytes per parameter (slides "NN Performance optimization", "GPU memory"):
 - optimizer states: AdamW 8 (two FP32 moments), 8-bit AdamW 2 (bitsandbytes), SGD with
   momentum 4 (one buffer), plain SGD 0.
 
+Activations in :func:`training_memory` are the model's count from the step's kernel list
+(:func:`.workload.saved_activations`): the tensors each forward kernel saves for the
+backward pass, as PyTorch's autograd keeps them, for the chosen attention implementation,
+dropout, grouped-query attention, gated MLP, head and recomputation, plus the transients
+that set the backward's peak. Checked against PyTorch's measured peak on the CPU
+(tests/live/test_training_memory_peak.py).
+
+The published closed form below (:func:`transformer_activation_bytes`) is kept as the
+paper's arithmetic, for the lessons and as an independent check of the kernel list (which
+gives it exactly under the paper's assumptions: eager attention, dropout, no head).
 Activations of a transformer layer (Korthikanti et al. 2022, "Reducing Activation
 Recomputation in Large Transformer Models", section 4.1) with sequence length s, micro-batch
 b, hidden size h, a heads: ``s*b*h*(34 + 5*a*s/h)`` bytes with 16-bit activations and 1-byte
@@ -84,6 +94,10 @@ __all__ = [
 ACTIVATION_SOURCE = (
     "Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large Transformer "
     "Models', section 4.1: s*b*h*(34 + 5*a*s/h) bytes per layer (16-bit)"
+)
+KERNEL_LIST_SOURCE = (
+    "the step's kernel list (core.workload.saved_activations): the tensors each forward "
+    "kernel saves for the backward pass, plus the backward's transients"
 )
 
 # Bytes per parameter of the weights: (working copy used by forward/backward, FP32 master).
@@ -613,7 +627,7 @@ def training_memory(
         data_parallel_comm_bytes=float(dp_comm),
         tensor_parallel_comm_bytes=tp_comm,
         pipeline_parallel_comm_bytes=pp_comm,
-        activation_formula=ACTIVATION_SOURCE,
+        activation_formula=KERNEL_LIST_SOURCE,
         convention=conv,
     )
 
