@@ -261,6 +261,14 @@ def test_optimization_techniques_table():
             r"K between 1 and the 4 layers \(got 9\)",
         ),
         (dict(params=1e9, data_parallel=0), r"'data_parallel' must be a positive integer"),
+        (dict(params=1e9, attention="fast"), r"'attention' must be one of eager, sdpa"),
+        (dict(params=1e9, kv_heads=0), r"'kv_heads' must be an integer between 1 and"),
+        (dict(params=1e9, gated_mlp="yes"), r"'gated_mlp' must be"),
+        (dict(params=1e9, dropout=1), r"'dropout' must be"),
+        (
+            dict(params=1e9, layers=2, hidden=64, seq_len=8, batch=1, heads=4, kv_heads=3),
+            r"'kv_heads' must divide heads \(4\) \(got 3\)",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_sentence(kwargs, message):
