@@ -454,7 +454,8 @@ def training_memory(
     the backward pass: ``attention`` 'eager' keeps the s x s probabilities, 'sdpa' /
     'flash2' / 'flash1' keep Q, K, V, O and the row log-sum-exp only; ``dropout`` adds the
     masks; ``kv_heads`` (grouped-query attention), ``ffn`` (4 x hidden by default) and
-    ``gated_mlp`` (SwiGLU) shape the layer. ``vocab`` adds the final norm, the LM head's
+    ``gated_mlp`` (SwiGLU) shape the layer. ``checkpointing='selective'`` recomputes attention's s x s tensors (Korthikanti
+    et al. 2022) and keeps the rest. ``vocab`` adds the final norm, the LM head's
     input, the loss's FP32 log-probabilities and, at the loss backward, two FP32
     logits-sized tensors; without it the count stops at the last layer, as Korthikanti et
     al. (2022) do (with eager attention and dropout the kernel list then gives their
@@ -471,6 +472,10 @@ def training_memory(
     tp = check_int("tensor_parallel", tensor_parallel, allow_array=False)
     pp = check_int("pipeline_parallel", pipeline_parallel, allow_array=False)
     dims = _optional_dims(layers=layers, hidden=hidden, seq_len=seq_len, batch=batch, heads=heads)
+    # selective recomputation (Korthikanti et al. 2022) keeps every layer but not its s x s
+    # tensors; the segment arithmetic then sees no checkpoints
+    selective = isinstance(checkpointing, str) and checkpointing.strip().lower() == "selective"
+    ckpt = "none" if selective else checkpointing
     attention = check_choice("attention", attention, ("eager", "sdpa", "flash2", "flash1"))
     dropout = check_bool("dropout", dropout)
     gated_mlp = check_bool("gated_mlp", gated_mlp)
@@ -498,7 +503,7 @@ def training_memory(
                 f"'accumulation_steps' must divide batch ({dims['batch']}) (got {accum})"
             )
     else:
-        checkpoint_segment(10**9, checkpointing)  # validates the spelling
+        checkpoint_segment(10**9, ckpt)  # validates the spelling
 
     work_b, master_b = PRECISIONS[prec]
     conv = check_choice("convention", convention, tuple(GRADIENT_CONVENTIONS))
@@ -527,20 +532,22 @@ def training_memory(
     # Activations: views of the step's kernel list
     act_elem = ACTIVATION_ELEMENT_BYTES[prec]
     mode = checkpointing if isinstance(checkpointing, str) else f"every-{checkpointing}"
+    mode = "selective" if selective else mode
     if dims is not None:
         n_layers = dims["layers"]
         micro = dims["batch"] // accum
-        seg = checkpoint_segment(n_layers, checkpointing)
+        seg = checkpoint_segment(n_layers, ckpt)
         stage_layers = n_layers // pp
-        shape = _layer_shape(dims, kv_heads, ffn, gated_mlp, vocab, attention, dropout, prec)
+        shape = _layer_shape(dims, kv_heads, ffn, gated_mlp, vocab, attention, dropout, prec,
+                             "selective" if selective else "none")  # fmt: skip
         whole_stored, activations, whole_layer, recomputed = _kernel_list_activations(
-            shape, micro, 1, 1, 1, False, 1, 0, n_layers, checkpointing
+            shape, micro, 1, 1, 1, False, 1, 0, n_layers, ckpt
         )
         stored_all: float | None = whole_stored
         per_layer: float | None = whole_layer
         stage_stored, per_act, _, _ = _kernel_list_activations(
             shape, micro, accum, tp, pp, sequence_parallel, dp, stage, stage_layers,
-            _stage_checkpointing(checkpointing, seg, stage_layers),
+            _stage_checkpointing(ckpt, seg, stage_layers),
         )  # fmt: skip
         per_stored: float | None = stage_stored
         boundary = dims["seq_len"] * micro * dims["hidden"] * act_elem
@@ -653,11 +660,12 @@ class _Shape:
     dropout: bool
     with_head: bool
     autocast: bool
+    recompute: str
 
 
 def _layer_shape(dims: dict[str, int], kv_heads: int | None, ffn: int | None,
                  gated_mlp: bool, vocab: int | None, attention: str, dropout: bool,
-                 precision: str) -> _Shape:  # fmt: skip
+                 precision: str, recompute: str) -> _Shape:  # fmt: skip
     from .workload import LlmSpec
 
     h, a = dims["hidden"], dims["heads"]
@@ -674,7 +682,7 @@ def _layer_shape(dims: dict[str, int], kv_heads: int | None, ffn: int | None,
         rotary=False,  # rotary embeddings save nothing
     )
     return _Shape(spec, dims["seq_len"], _KERNEL_PRECISION[precision], attention, dropout,
-                  vocab is not None, precision.endswith("-autocast"))  # fmt: skip
+                  vocab is not None, precision.endswith("-autocast"), recompute)  # fmt: skip
 
 
 def _kernel_list_activations(
@@ -690,7 +698,7 @@ def _kernel_list_activations(
                  precision=shape.precision, attention=shape.attention, dropout=shape.dropout,
                  micro_batches=accum, tensor_parallel=tp, sequence_parallel=sp,
                  pipeline_parallel=pp, data_parallel=dp, zero=zero,
-                 autocast=shape.autocast)  # fmt: skip
+                 autocast=shape.autocast, recompute=shape.recompute)  # fmt: skip
     v = saved_activations(w, segment=checkpoint_segment(stage_layers, checkpointing),
                           head=shape.with_head)  # fmt: skip
     return v.held_bytes, v.held_bytes + v.transient_bytes, v.per_layer_bytes, v.recomputed_layers

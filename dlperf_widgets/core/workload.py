@@ -1276,12 +1276,16 @@ def saved_activations(
     logits_grad, gathered = step_transients(w)
     if not head:
         head_bytes = logits_grad = 0.0
-    names = [k.name for k in in_layer]
+    every = [k for k in w.kernels if k.pass_ == "forward" and k.path.startswith("layers")]
+    names = [k.name for k in every]
     attention = 0.0
     if "softmax" in names and "context P V" in names:
-        after = float(sum(k.saved_bytes for k in in_layer[names.index("context P V") + 1 :]))
-        probabilities = in_layer[names.index("softmax")].saved_bytes
-        attention = (peak - stored) - after - head_bytes + 2.0 * probabilities
+        after = float(sum(k.saved_bytes for k in every[names.index("context P V") + 1 :]))
+        softmax = every[names.index("softmax")]
+        probabilities = softmax.bytes / 2  # it reads and writes the probabilities once
+        # selective recomputation rebuilds the probabilities too before their gradients
+        tensors = 2.0 if softmax.saved_bytes else 3.0
+        attention = (peak - stored) - after - head_bytes + tensors * probabilities
     alive = min(w.micro_batches, w.pipeline_parallel) if w.pipeline_parallel > 1 else 1
     return SavedActivations(
         held_bytes=alive * (stored + head_bytes),

@@ -133,7 +133,7 @@ class MemoryCalculator(Explorer):
                 description="attention",
             ),
             "checkpointing": widgets.Dropdown(
-                options=["none", "sqrt", "every"],
+                options=["none", "selective", "sqrt", "every"],
                 value=checkpointing,
                 description="checkpointing",
             ),

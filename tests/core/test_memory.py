@@ -371,3 +371,17 @@ def test_zero3_peak_adds_the_gathered_largest_layer():
                         attention="sdpa", data_parallel=8, zero=3)  # fmt: skip
     extra = r.per_gpu_activations_bytes - r.per_gpu_activations_after_forward_bytes
     assert extra == 12 * h * h * 2
+
+
+def test_selective_recomputation_is_the_papers_34_sbh():
+    """Korthikanti et al. 2022, Table 2: selective recomputation keeps sbh(10 + 24/t) bytes
+    per layer (34 sbh at t = 1), the count without the s x s tensors."""
+    from dlperf_widgets.core.memory import recompute_activation_bytes
+
+    s, b, h, a = 1024, 2, 1024, 16
+    r = training_memory(1e9, layers=4, hidden=h, seq_len=s, batch=b, heads=a,
+                        checkpointing="selective")  # fmt: skip
+    per_layer = recompute_activation_bytes(s, b, h, a, recompute="selective")
+    assert r.activations_per_layer_bytes == per_layer == 34 * s * b * h
+    assert r.activations_after_forward_bytes == 4 * per_layer
+    assert r.checkpointing == "selective"
