@@ -44,7 +44,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
         "--batch", type=int_arg("batch"), help="samples per optimizer step on one model replica"
     )
     p.add_argument("--heads", type=int_arg("heads"), help="attention heads")
-    p.add_argument("--checkpointing", default="none", help="none | selective | every | sqrt | every-K (none)")
+    p.add_argument(
+        "--checkpointing", default="none", help="none | selective | every | sqrt | every-K (none)"
+    )
     p.add_argument(
         "--accumulation-steps",
         type=int_arg("accumulation-steps"),
