@@ -57,7 +57,7 @@ from .gemm import gemm_sweep
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .links import Interconnect, default_links, interconnect
-from .memlimited import _cuda_peak
+from .memlimited import OP_CLASSES, _cuda_peak
 from .results import ResultMixin, format_quantity
 
 __all__ = [
@@ -1005,6 +1005,17 @@ def workload_constants(gpu: str | Gpu = "A100") -> dict[str, _Constant]:
 # -- pricing ------------------------------------------------------------------------------
 
 
+# Memory-bound kernels built on reductions over a row (the forward kernel's name).
+_REDUCTIONS = ("attn_norm", "mlp_norm", "final_norm", "softmax", "cross-entropy")
+
+
+def _op_class(k: Kernel) -> str:
+    if k.kind in ("gemm", "attention"):
+        return "tensor_contraction"
+    base = k.name.removesuffix(" backward")
+    return "statistical_normalization" if base in _REDUCTIONS else "elementwise"
+
+
 @dataclass(frozen=True, eq=False)
 class WorkloadTime(ResultMixin):
     """A workload priced on one GPU: the model's prediction, in one timing context.
@@ -1087,6 +1098,29 @@ class WorkloadTime(ResultMixin):
         rows = super()._rows()
         rows.append(("memory", self.feasibility))
         return rows
+
+    def by_class(self) -> dict[str, dict[str, float]]:
+        """The step's FLOPs and device time by operation class (the slides' "Transformer
+        example": tensor contractions, statistical normalizations, element-wise operators),
+        each with ``flops``, ``time_s``, ``flops_share`` and ``runtime_share``.
+
+        GEMMs and attention kernels are contractions; norms, softmax and the loss (built on
+        reductions) statistical normalizations; every other memory-bound kernel and cast
+        element-wise. The optimizer and the collectives are left out, as the slides'
+        measured split of the forward and backward passes does.
+        """
+        out = {c: {"flops": 0.0, "time_s": 0.0} for c in OP_CLASSES}
+        for k, t in zip(self.workload.kernels, self.times_s, strict=True):
+            if k.kind in ("optimizer", "collective"):
+                continue
+            out[_op_class(k)]["flops"] += k.flops * k.count
+            out[_op_class(k)]["time_s"] += float(t) * k.count
+        flops = sum(v["flops"] for v in out.values())
+        time_s = sum(v["time_s"] for v in out.values())
+        for v in out.values():
+            v["flops_share"] = v["flops"] / flops if flops else 0.0
+            v["runtime_share"] = v["time_s"] / time_s if time_s else 0.0
+        return out
 
     def top_kernels(self, n: int = 10) -> list[tuple[Kernel, float]]:
         """The ``n`` kernels that take the most time in the step (time x count)."""
