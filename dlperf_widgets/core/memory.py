@@ -498,6 +498,11 @@ def training_memory(
             raise InvalidParameter(
                 f"'pipeline_parallel' must divide layers ({dims['layers']}) (got {pp})"
             )
+        if dims["batch"] * dims["seq_len"] > _MAX_TOKENS:
+            raise InvalidParameter(
+                f"'batch' x 'seq_len' must be at most {_MAX_TOKENS:,} tokens "
+                f"(got {dims['batch'] * dims['seq_len']:,})"
+            )
         if dims["batch"] % accum:
             raise InvalidParameter(
                 f"'accumulation_steps' must divide batch ({dims['batch']}) (got {accum})"
@@ -638,6 +643,9 @@ def training_memory(
         convention=conv,
     )
 
+
+# Tokens of one step the kernel list accepts (core.workload's limit).
+_MAX_TOKENS = 1 << 26
 
 # The kernel list's precision for each of training_memory's precisions.
 _KERNEL_PRECISION = {

@@ -264,6 +264,10 @@ def test_optimization_techniques_table():
         (dict(params=1e9, attention="fast"), r"'attention' must be one of eager, sdpa"),
         (dict(params=1e9, kv_heads=0), r"'kv_heads' must be an integer between 1 and"),
         (dict(params=1e9, gated_mlp="yes"), r"'gated_mlp' must be"),
+        (
+            dict(params=1e9, layers=2, hidden=64, seq_len=1 << 20, batch=128, heads=4),
+            r"'batch' x 'seq_len' must be at most 67,108,864 tokens \(got 134,217,728\)",
+        ),
         (dict(params=1e9, dropout=1), r"'dropout' must be"),
         (
             dict(params=1e9, layers=2, hidden=64, seq_len=8, batch=1, heads=4, kv_heads=3),
