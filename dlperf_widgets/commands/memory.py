@@ -44,7 +44,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
         "--batch", type=int_arg("batch"), help="samples per optimizer step on one model replica"
     )
     p.add_argument("--heads", type=int_arg("heads"), help="attention heads")
-    p.add_argument("--checkpointing", default="none", help="none | every | sqrt | every-K (none)")
+    p.add_argument(
+        "--checkpointing", default="none", help="none | selective | every | sqrt | every-K (none)"
+    )
     p.add_argument(
         "--accumulation-steps",
         type=int_arg("accumulation-steps"),
@@ -72,6 +74,18 @@ def _configure(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="split LayerNorm/dropout activations across tensor-parallel GPUs too",
     )
+    p.add_argument(
+        "--attention",
+        default="eager",
+        help="eager | sdpa | flash2 | flash1 (eager keeps the s x s probabilities; eager)",
+    )
+    p.add_argument("--kv-heads", type=int_arg("kv-heads"), help="K/V heads (GQA; = heads)")
+    p.add_argument("--ffn", type=int_arg("ffn"), help="MLP hidden size (4 x hidden)")
+    p.add_argument("--gated-mlp", action="store_true", help="SwiGLU MLP (Llama)")
+    p.add_argument(
+        "--vocab", type=int_arg("vocab"), help="vocabulary: count the LM head and the loss"
+    )
+    p.add_argument("--no-dropout", action="store_true", help="no dropout masks")
     p.add_argument("--gpu", default=None, help="GPU name or alias, to say whether it fits")
     p.add_argument(
         "--convention",
@@ -100,6 +114,12 @@ def _run(a: argparse.Namespace) -> object:
         sequence_parallel=a.sequence_parallel,
         gpu=a.gpu,
         convention=a.convention,
+        attention=a.attention,
+        dropout=not a.no_dropout,
+        kv_heads=a.kv_heads,
+        ffn=a.ffn,
+        gated_mlp=a.gated_mlp,
+        vocab=a.vocab,
     )
 
 

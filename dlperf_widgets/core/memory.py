@@ -11,6 +11,16 @@ Bytes per parameter (slides "NN Performance optimization", "GPU memory"):
 - optimizer states: AdamW 8 (two FP32 moments), 8-bit AdamW 2 (bitsandbytes), SGD with
   momentum 4 (one buffer), plain SGD 0.
 
+Activations in :func:`training_memory` are the model's count from the step's kernel list
+(:func:`.workload.saved_activations`): the tensors each forward kernel saves for the
+backward pass, as PyTorch's autograd keeps them, for the chosen attention implementation,
+dropout, grouped-query attention, gated MLP, head and recomputation, plus the transients
+that set the backward's peak. Checked against PyTorch's measured peak on the CPU
+(tests/live/test_training_memory_peak.py).
+
+The published closed form below (:func:`transformer_activation_bytes`) is kept as the
+paper's arithmetic, for the lessons and as an independent check of the kernel list (which
+gives it exactly under the paper's assumptions: eager attention, dropout, no head).
 Activations of a transformer layer (Korthikanti et al. 2022, "Reducing Activation
 Recomputation in Large Transformer Models", section 4.1) with sequence length s, micro-batch
 b, hidden size h, a heads: ``s*b*h*(34 + 5*a*s/h)`` bytes with 16-bit activations and 1-byte
@@ -92,15 +102,29 @@ ACTIVATION_SOURCE = (
     "Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large Transformer "
     "Models', section 4.1: s*b*h*(34 + 5*a*s/h) bytes per layer (16-bit)"
 )
+KERNEL_LIST_SOURCE = (
+    "the step's kernel list (core.workload.saved_activations): the tensors each forward "
+    "kernel saves for the backward pass, plus the backward's transients"
+)
 
 # Bytes per parameter of the weights: (working copy used by forward/backward, FP32 master).
 # FP32 training has one copy that is both.
+# torch.autocast keeps only the FP32 weights; its 16-bit casts live for one op or are
+# saved as activations (PyTorch "Automatic Mixed Precision" docs).
 PRECISIONS: dict[str, tuple[int, int]] = {
     "fp32": (4, 0),
     "mixed-fp16": (2, 4),
     "mixed-bf16": (2, 4),
+    "fp16-autocast": (4, 0),
+    "bf16-autocast": (4, 0),
 }
-ACTIVATION_ELEMENT_BYTES = {"fp32": 4, "mixed-fp16": 2, "mixed-bf16": 2}
+ACTIVATION_ELEMENT_BYTES = {
+    "fp32": 4,
+    "mixed-fp16": 2,
+    "mixed-bf16": 2,
+    "fp16-autocast": 2,
+    "bf16-autocast": 2,
+}
 GRADIENT_BYTES = 4
 OPTIMIZER_BYTES: dict[str, int] = {
     "sgd": 0,
@@ -256,11 +280,11 @@ def checkpoint_activation_bytes(
     No checkpointing: n A stored, peak n A. Segments of k layers: ceil(n/k) X stored,
     peak ceil(n/k) X + k A - X, and every layer is run forward once more.
     """
-    k = checkpoint_segment(layers, checkpointing)
-    if k is None:
-        return layers * layer_bytes, layers * layer_bytes, 0
-    stored = math.ceil(layers / k) * input_bytes
-    return stored, stored + k * layer_bytes - input_bytes, layers
+    from .workload import checkpointed_bytes
+
+    return checkpointed_bytes(
+        layers, layer_bytes, input_bytes, checkpoint_segment(layers, checkpointing)
+    )
 
 
 @dataclass(frozen=True)
@@ -271,7 +295,10 @@ class MemoryResult(ResultMixin):
     their sum ``total_bytes`` are for one whole model replica without any splitting
     (activations at one micro-batch, peak of the backward pass); ``per_gpu_bytes`` is what
     the busiest GPU holds once ZeRO, tensor and pipeline parallelism have split it, and
-    ``fits`` compares it with the GPU's memory (None without a GPU). Communication fields
+    ``fits`` compares it with the GPU's memory (None without a GPU). Activations are at
+    the backward pass's peak (the saved tensors plus the transients that set it);
+    ``activations_after_forward_bytes`` and ``per_gpu_activations_after_forward_bytes``
+    are the saved tensors alone, when the forward pass ends. Communication fields
     are bytes one GPU sends per optimizer step (None where the layer sizes are unknown).
     """
 
@@ -298,6 +325,7 @@ class MemoryResult(ResultMixin):
     activations_included: bool
     activations_per_layer_bytes: float | None
     activations_after_forward_bytes: float | None
+    per_gpu_activations_after_forward_bytes: float | None
     checkpointing: str
     checkpoint_segment_layers: int | None
     recomputed_layers: int
@@ -332,6 +360,7 @@ class MemoryResult(ResultMixin):
             "per_gpu_activations_bytes",
             "activations_per_layer_bytes",
             "activations_after_forward_bytes",
+            "per_gpu_activations_after_forward_bytes",
             "communication_bytes_per_step",
             "data_parallel_comm_bytes",
             "tensor_parallel_comm_bytes",
@@ -409,6 +438,12 @@ def training_memory(
     sequence_parallel: bool = False,
     gpu: str | Gpu | None = None,
     convention: str = "fp32-grads",
+    attention: str = "eager",
+    dropout: bool = True,
+    kv_heads: int | None = None,
+    ffn: int | None = None,
+    gated_mlp: bool = False,
+    vocab: int | None = None,
 ) -> MemoryResult:
     """Bytes of a training run, whole and per GPU (see the module docstring for sources).
 
@@ -426,6 +461,19 @@ def training_memory(
     ``convention`` names the gradient bytes: ``'fp32-grads'`` (4 bytes; the slides and
     Megatron-LM with BF16 parameters: 18 bytes per parameter with mixed AdamW) or
     ``'zero-paper'`` (16-bit gradients: 16 bytes per parameter, the ZeRO paper's Figure 1).
+    ``precision='bf16-autocast'`` (or ``'fp16-autocast'``) is ``torch.autocast``'s
+    convention: FP32 weights and gradients only (4 + 4 bytes), 16-bit activations.
+
+    Activations are what the kernel list of the step (:func:`.workload.workload`) saves for
+    the backward pass: ``attention`` 'eager' keeps the s x s probabilities, 'sdpa' /
+    'flash2' / 'flash1' keep Q, K, V, O and the row log-sum-exp only; ``dropout`` adds the
+    masks; ``kv_heads`` (grouped-query attention), ``ffn`` (4 x hidden by default) and
+    ``gated_mlp`` (SwiGLU) shape the layer. ``checkpointing='selective'`` recomputes attention's s x s tensors (Korthikanti
+    et al. 2022) and keeps the rest. ``vocab`` adds the final norm, the LM head's
+    input, the loss's FP32 log-probabilities and, at the loss backward, two FP32
+    logits-sized tensors; without it the count stops at the last layer, as Korthikanti et
+    al. (2022) do (with eager attention and dropout the kernel list then gives their
+    ``s*b*h*(34 + 5*a*s/h)`` per layer). ZeRO-3 adds the gathered largest layer.
     """
     psi = check_number(
         "params", parse_count(params) if isinstance(params, str) else params, minimum=0, strict=True
@@ -438,6 +486,17 @@ def training_memory(
     tp = check_int("tensor_parallel", tensor_parallel, allow_array=False)
     pp = check_int("pipeline_parallel", pipeline_parallel, allow_array=False)
     dims = _optional_dims(layers=layers, hidden=hidden, seq_len=seq_len, batch=batch, heads=heads)
+    # selective recomputation (Korthikanti et al. 2022) keeps every layer but not its s x s
+    # tensors; the segment arithmetic then sees no checkpoints
+    selective = isinstance(checkpointing, str) and checkpointing.strip().lower() == "selective"
+    ckpt = "none" if selective else checkpointing
+    attention = check_choice("attention", attention, ("eager", "sdpa", "flash2", "flash1"))
+    dropout = check_bool("dropout", dropout)
+    gated_mlp = check_bool("gated_mlp", gated_mlp)
+    for name, value in (("kv_heads", kv_heads), ("ffn", ffn), ("vocab", vocab)):
+        if value is not None:
+            check_int(name, value, allow_array=False, maximum=1 << 24)
+    sequence_parallel = check_bool("sequence_parallel", sequence_parallel)
     g = _gpu(gpu) if gpu is not None else None
 
     if dims is not None:
@@ -453,12 +512,17 @@ def training_memory(
             raise InvalidParameter(
                 f"'pipeline_parallel' must divide layers ({dims['layers']}) (got {pp})"
             )
+        if dims["batch"] * dims["seq_len"] > _MAX_TOKENS:
+            raise InvalidParameter(
+                f"'batch' x 'seq_len' must be at most {_MAX_TOKENS:,} tokens "
+                f"(got {dims['batch'] * dims['seq_len']:,})"
+            )
         if dims["batch"] % accum:
             raise InvalidParameter(
                 f"'accumulation_steps' must divide batch ({dims['batch']}) (got {accum})"
             )
     else:
-        checkpoint_segment(10**9, checkpointing)  # validates the spelling
+        checkpoint_segment(10**9, ckpt)  # validates the spelling
 
     work_b, master_b = PRECISIONS[prec]
     conv = check_choice("convention", convention, tuple(GRADIENT_CONVENTIONS))
@@ -484,38 +548,27 @@ def training_memory(
         work /= dp
     per_w, per_g, per_o = work + master, g_loc, o_loc
 
-    # Activations
+    # Activations: views of the step's kernel list
     act_elem = ACTIVATION_ELEMENT_BYTES[prec]
     mode = checkpointing if isinstance(checkpointing, str) else f"every-{checkpointing}"
+    mode = "selective" if selective else mode
     if dims is not None:
         n_layers = dims["layers"]
         micro = dims["batch"] // accum
-        whole = transformer_activation_bytes(
-            dims["seq_len"], micro, dims["hidden"], dims["heads"], bytes_per_element=act_elem
-        )
-        stored_all, activations, recomputed = checkpoint_activation_bytes(
-            n_layers, whole.total_bytes, whole.layer_input_bytes, checkpointing
-        )
-        seg = checkpoint_segment(n_layers, checkpointing)
+        seg = checkpoint_segment(n_layers, ckpt)
         stage_layers = n_layers // pp
-        split_act = transformer_activation_bytes(
-            dims["seq_len"],
-            micro,
-            dims["hidden"],
-            dims["heads"],
-            bytes_per_element=act_elem,
-            tensor_parallel=tp,
-            sequence_parallel=sequence_parallel,
+        shape = _layer_shape(dims, kv_heads, ffn, gated_mlp, vocab, attention, dropout, prec,
+                             "selective" if selective else "none")  # fmt: skip
+        whole_stored, activations, whole_layer, recomputed = _kernel_list_activations(
+            shape, micro, 1, 1, 1, False, 1, 0, n_layers, ckpt
         )
-        stage_stored, stage_peak, _ = checkpoint_activation_bytes(
-            stage_layers,
-            split_act.total_bytes,
-            split_act.layer_input_bytes,
-            _stage_checkpointing(checkpointing, seg, stage_layers),
-        )
-        in_flight = min(pp, accum) if pp > 1 else 1
-        per_act = in_flight * stage_stored + (stage_peak - stage_stored)
-        per_layer = whole.total_bytes
+        stored_all: float | None = whole_stored
+        per_layer: float | None = whole_layer
+        stage_stored, per_act, _, _ = _kernel_list_activations(
+            shape, micro, accum, tp, pp, sequence_parallel, dp, stage, stage_layers,
+            _stage_checkpointing(ckpt, seg, stage_layers),
+        )  # fmt: skip
+        per_stored: float | None = stage_stored
         boundary = dims["seq_len"] * micro * dims["hidden"] * act_elem
         tp_comm: float | None = tensor_parallel_comm_bytes(
             stage_layers, boundary, tp, micro_batches=accum, recompute=seg is not None
@@ -525,7 +578,7 @@ def training_memory(
         micro_out: int | None = micro
     else:
         activations = per_act = 0.0
-        stored_all = None
+        stored_all = per_stored = None
         per_layer = None
         seg = None
         recomputed = 0
@@ -584,6 +637,7 @@ def training_memory(
         activations_included=dims is not None,
         activations_per_layer_bytes=None if per_layer is None else float(per_layer),
         activations_after_forward_bytes=None if stored_all is None else float(stored_all),
+        per_gpu_activations_after_forward_bytes=None if per_stored is None else float(per_stored),
         checkpointing=mode if dims is not None else str(checkpointing),
         checkpoint_segment_layers=seg,
         recomputed_layers=recomputed,
@@ -599,9 +653,77 @@ def training_memory(
         data_parallel_comm_bytes=float(dp_comm),
         tensor_parallel_comm_bytes=tp_comm,
         pipeline_parallel_comm_bytes=pp_comm,
-        activation_formula=ACTIVATION_SOURCE,
+        activation_formula=KERNEL_LIST_SOURCE,
         convention=conv,
     )
+
+
+# Tokens of one step the kernel list accepts (core.workload's limit).
+_MAX_TOKENS = 1 << 26
+
+# The kernel list's precision for each of training_memory's precisions.
+_KERNEL_PRECISION = {
+    "fp32": "fp32",
+    "mixed-fp16": "fp16",
+    "mixed-bf16": "bf16",
+    "fp16-autocast": "fp16",
+    "bf16-autocast": "bf16",
+}
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A transformer described by training_memory's arguments, for the kernel list."""
+
+    spec: Any
+    seq_len: int
+    precision: str
+    attention: str
+    dropout: bool
+    with_head: bool
+    autocast: bool
+    recompute: str
+
+
+def _layer_shape(dims: dict[str, int], kv_heads: int | None, ffn: int | None,
+                 gated_mlp: bool, vocab: int | None, attention: str, dropout: bool,
+                 precision: str, recompute: str) -> _Shape:  # fmt: skip
+    from .workload import LlmSpec
+
+    h, a = dims["hidden"], dims["heads"]
+    spec = LlmSpec(
+        name="training_memory",
+        layers=dims["layers"],
+        hidden=h,
+        heads=a,
+        kv_heads=a if kv_heads is None else kv_heads,
+        head_dim=h // a,
+        ffn=4 * h if ffn is None else ffn,
+        vocab=1 if vocab is None else vocab,
+        gated_mlp=gated_mlp,
+        rotary=False,  # rotary embeddings save nothing
+    )
+    return _Shape(spec, dims["seq_len"], _KERNEL_PRECISION[precision], attention, dropout,
+                  vocab is not None, precision.endswith("-autocast"), recompute)  # fmt: skip
+
+
+def _kernel_list_activations(
+    shape: _Shape, micro: int, accum: int, tp: int, pp: int, sp: bool, dp: int, zero: int,
+    stage_layers: int, checkpointing: Any,
+) -> tuple[float, float, float, int]:  # fmt: skip
+    """(held after the forward pass, peak, one layer's bytes, layers recomputed) on one
+    GPU: the activation view of the step's kernel list (:func:`.workload.saved_activations`)
+    with checkpointed segments as ``checkpointing`` says."""
+    from .workload import saved_activations, workload
+
+    w = workload(shape.spec, phase="training", batch=micro, seq=shape.seq_len,
+                 precision=shape.precision, attention=shape.attention, dropout=shape.dropout,
+                 micro_batches=accum, tensor_parallel=tp, sequence_parallel=sp,
+                 pipeline_parallel=pp, data_parallel=dp, zero=zero,
+                 autocast=shape.autocast, recompute=shape.recompute)  # fmt: skip
+    v = saved_activations(w, segment=checkpoint_segment(stage_layers, checkpointing),
+                          head=shape.with_head)  # fmt: skip
+    return v.held_bytes, v.held_bytes + v.transient_bytes, v.per_layer_bytes, v.recomputed_layers
 
 
 def _stage_checkpointing(checkpointing: Any, seg: int | None, stage_layers: int) -> Any:

@@ -57,7 +57,7 @@ from .gemm import gemm_sweep
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .links import Interconnect, default_links, interconnect
-from .memlimited import _cuda_peak
+from .memlimited import OP_CLASSES, _cuda_peak
 from .results import ResultMixin, format_quantity
 
 __all__ = [
@@ -384,6 +384,7 @@ class Workload(ResultMixin):
     model_flops: float
     spec: LlmSpec = field(repr=False)
     kernels: tuple[Kernel, ...] = field(repr=False, default=())
+    autocast: bool = False
 
     _units: ClassVar[dict[str, str]] = {"params": "", "params_per_gpu": "", "model_flops": "FLOP"}
     _hidden: ClassVar[tuple[str, ...]] = ("spec",)
@@ -586,6 +587,7 @@ def workload(
     top_k: int = 1,
     capacity_factor: float = 1.0,
     dropout: bool = False,
+    autocast: bool = False,
 ) -> Workload:
     """The kernels of one step of ``model`` on one GPU, as a :class:`Workload` table.
 
@@ -604,7 +606,12 @@ def workload(
     momentum) or 'adafactor' (factored second moments, no momentum).
     ``dropout``: dropout after attention's softmax (eager attention; fused kernels drop in
     place) and after both residual branches, as BERT and GPT train (LLM pretraining
-    usually runs without).
+    usually runs without). ``autocast`` (training in 'bf16' or 'fp16'): the memory
+    convention of ``torch.autocast`` instead of Megatron-LM's 16-bit model: the residual
+    stream and the norms' saved inputs stay FP32, and every linear layer saves the 16-bit
+    copy of its FP32 weight for the backward pass (PyTorch "Automatic Mixed Precision"
+    docs: ops autocast to 16 bits cast their FP32 inputs, and autograd keeps what the
+    backward uses).
     """
     spec = llm(model)
     ph = check_choice("phase", phase, PHASES)
@@ -621,6 +628,7 @@ def workload(
     impl = "flash2" if impl == "sdpa" else impl
     causal = check_bool("causal", causal)
     dropout = check_bool("dropout", dropout)
+    autocast = check_bool("autocast", autocast) and ph == "training" and prec in ("bf16", "fp16")
     rc = check_choice("recompute", recompute, RECOMPUTE)
     opt = check_choice("optimizer", optimizer, OPTIMIZERS)
     mbs = check_int("micro_batches", micro_batches, allow_array=False, maximum=1 << 16)
@@ -691,6 +699,7 @@ def workload(
     quant_w = wf in _WEIGHT_ONLY
     gemm_dt_w = gemm_dt if not quant_w else act_dt
     layer = "layers[*]"
+    norm_in = 4.0 if autocast else act  # autocast runs the residual stream in FP32
 
     def lin(name: str, n: int, kin: int, saved: float, path: str = layer, cnt: int = L,
             t: int = t_local) -> None:  # fmt: skip
@@ -701,7 +710,8 @@ def workload(
             # 4 B, write 2 B per weight); its backward accumulates the 16-bit weight
             # gradient into the FP32 .grad
             b.add(name=f"{name} weight cast", path=path, pass_="forward", kind="quant",
-                  flops=1.0 * n * kin, bytes=6.0 * n * kin, count=cnt)  # fmt: skip
+                  flops=1.0 * n * kin, bytes=6.0 * n * kin, count=cnt,
+                  saved_bytes=2.0 * n * kin if autocast else 0.0)  # fmt: skip
         if prec in _NARROW or wf == "w8a8":
             # scaled casts: the input is cast to the narrow format before the GEMM (one
             # read, one narrow write per element), as Transformer Engine's recipes do
@@ -711,7 +721,7 @@ def workload(
 
     # Norm before attention, QKV, rotary embedding, attention, output projection, residual.
     _memory(b, "attn_norm", f"{layer}.attn_norm", t_sp * h, _NORM_FLOPS, 1, 1, L,
-            saved=t_sp * h * act if training else 0.0)  # fmt: skip
+            saved=t_sp * h * norm_in if training else 0.0)  # fmt: skip
     if sp:
         _collective(b, "sp all-gather", layer, "all-gather", "tp", tp, t_local * h * act, L,
                     "forward")  # fmt: skip
@@ -774,7 +784,7 @@ def workload(
     _memory(b, "residual add", layer, t_sp * h, _ADD_FLOPS, 2, 1, L)
     # MLP (dense or mixture of experts)
     _memory(b, "mlp_norm", f"{layer}.mlp_norm", t_sp * h, _NORM_FLOPS, 1, 1, L,
-            saved=t_sp * h * act if training else 0.0)  # fmt: skip
+            saved=t_sp * h * norm_in if training else 0.0)  # fmt: skip
     if sp:
         _collective(b, "sp all-gather", layer, "all-gather", "tp", tp, t_local * h * act, L,
                     "forward")  # fmt: skip
@@ -832,7 +842,7 @@ def workload(
     # decode only need the last position's logits.
     head_rows = t_local if training else bsz
     _memory(b, "final_norm", "norm", head_rows * h, _NORM_FLOPS, 1, 1, 1,
-            saved=head_rows * h * act if training else 0.0)  # fmt: skip
+            saved=head_rows * h * norm_in if training else 0.0)  # fmt: skip
     vocab_local = math.ceil(spec.head_outputs / tp)
     lin("lm_head", vocab_local, h, head_rows * h * act, path="lm_head", cnt=1, t=head_rows)
     if training:
@@ -918,6 +928,7 @@ def workload(
         model_flops=mflops,
         spec=spec,
         kernels=tuple(kernels),
+        autocast=autocast,
     )
 
 
@@ -1016,6 +1027,17 @@ def workload_constants(gpu: str | Gpu = "A100") -> dict[str, _Constant]:
 # -- pricing ------------------------------------------------------------------------------
 
 
+# Memory-bound kernels built on reductions over a row (the forward kernel's name).
+_REDUCTIONS = ("attn_norm", "mlp_norm", "final_norm", "softmax", "cross-entropy")
+
+
+def _op_class(k: Kernel) -> str:
+    if k.kind in ("gemm", "attention"):
+        return "tensor_contraction"
+    base = k.name.removesuffix(" backward")
+    return "statistical_normalization" if base in _REDUCTIONS else "elementwise"
+
+
 @dataclass(frozen=True, eq=False)
 class WorkloadTime(ResultMixin):
     """A workload priced on one GPU: the model's prediction, in one timing context.
@@ -1098,6 +1120,29 @@ class WorkloadTime(ResultMixin):
         rows = super()._rows()
         rows.append(("memory", self.feasibility))
         return rows
+
+    def by_class(self) -> dict[str, dict[str, float]]:
+        """The step's FLOPs and device time by operation class (the slides' "Transformer
+        example": tensor contractions, statistical normalizations, element-wise operators),
+        each with ``flops``, ``time_s``, ``flops_share`` and ``runtime_share``.
+
+        GEMMs and attention kernels are contractions; norms, softmax and the loss (built on
+        reductions) statistical normalizations; every other memory-bound kernel and cast
+        element-wise. The optimizer and the collectives are left out, as the slides'
+        measured split of the forward and backward passes does.
+        """
+        out = {c: {"flops": 0.0, "time_s": 0.0} for c in OP_CLASSES}
+        for k, t in zip(self.workload.kernels, self.times_s, strict=True):
+            if k.kind in ("optimizer", "collective"):
+                continue
+            out[_op_class(k)]["flops"] += k.flops * k.count
+            out[_op_class(k)]["time_s"] += float(t) * k.count
+        flops = sum(v["flops"] for v in out.values())
+        time_s = sum(v["time_s"] for v in out.values())
+        for v in out.values():
+            v["flops_share"] = v["flops"] / flops if flops else 0.0
+            v["runtime_share"] = v["time_s"] / time_s if time_s else 0.0
+        return out
 
     def top_kernels(self, n: int = 10) -> list[tuple[Kernel, float]]:
         """The ``n`` kernels that take the most time in the step (time x count)."""
@@ -1217,36 +1262,113 @@ def workload_memory(w: Workload) -> WorkloadMemory:
     weights = p * wb / (dp if z >= 3 else 1)
     grads = p * wb / (dp if z >= 2 else 1)
     states = p * _STATE_BYTES[w.optimizer] / (dp if z >= 1 else 1)
+    view = saved_activations(w, segment=1 if w.recompute == "full" else None)
+    total = weights + grads + states + view.held_bytes + view.transient_bytes
+    return WorkloadMemory(weights, grads, states, view.held_bytes, view.transient_bytes, 0.0,
+                          total)  # fmt: skip
+
+
+def checkpointed_bytes(
+    layers: int, layer_bytes: float, input_bytes: float, segment: int | None
+) -> tuple[float, float, int]:
+    """(bytes stored after the forward pass, peak bytes, layers recomputed) of ``layers``
+    layers saving ``layer_bytes`` each, checkpointed in segments of ``segment`` layers
+    (None: no checkpointing; Chen et al. 2016): ceil(n/k) X stored, one segment rebuilt at
+    a time, ceil(n/k) X + k A - X at the peak, every layer run forward once more."""
+    if segment is None:
+        return layers * layer_bytes, layers * layer_bytes, 0
+    stored = math.ceil(layers / segment) * input_bytes
+    return stored, stored + segment * layer_bytes - input_bytes, layers
+
+
+@dataclass(frozen=True)
+class SavedActivations:
+    """What a training step's forward kernels leave for the backward pass on one GPU.
+
+    ``held_bytes``: the saved tensors when the forward pass ends (the micro-batches alive
+    at once); ``transient_bytes``: what the backward pass adds at its peak;
+    ``per_layer_bytes``: one layer's saved tensors for one micro-batch;
+    ``layer_input_bytes``: one layer's input; ``recomputed_layers``: layers run forward
+    again.
+    """
+
+    held_bytes: float
+    transient_bytes: float
+    per_layer_bytes: float
+    layer_input_bytes: float
+    recomputed_layers: int
+
+
+def saved_activations(
+    w: Workload, *, segment: int | None = None, head: bool = True
+) -> SavedActivations:
+    """The activation view of a training workload's kernel list.
+
+    One layer saves A bytes per micro-batch (the sum of its forward kernels' saved
+    tensors) and its input is X. With checkpointed segments of ``segment`` layers (Chen et
+    al. 2016) only every segment's input is kept, ceil(n / k) X, and the backward pass
+    rebuilds one segment at a time, k A - X more (its first input is already kept). The
+    first pipeline stage holds up to ``pipeline_parallel`` micro-batches (1F1B). The
+    backward's peak adds the largest of: the rebuilt segment, the loss backward's
+    logits-sized tensors, ZeRO-3's gathered layer, and eager attention's two
+    probability-sized gradients (softmax's backward) in the first layer the backward
+    reaches, by which time that layer has freed what it saved after its attention core and
+    the head its tensors. ``head=False`` stops the count at the last layer (no final norm,
+    LM head or loss), as Korthikanti et al. (2022) count.
+    """
+    spec = w.spec
     fwd = [k for k in w.kernels if k.pass_ == "forward" and k.saved_bytes]
-    per_mb = float(sum(k.saved_bytes * k.count / w.micro_batches for k in fwd))
-    layers = spec.layers // w.pipeline_parallel
-    act_elem = 4.0 if w.precision in ("fp32", "tf32") else 2.0
-    layer_input = w.tokens / w.micro_batches / w.context_parallel * spec.hidden * act_elem
+    in_layer = [k for k in fwd if k.path.startswith("layers")]
+    layer = float(sum(k.saved_bytes for k in in_layer))
+    head_bytes = float(sum(k.saved_bytes for k in fwd if not k.path.startswith("layers")))
+    n = spec.layers // w.pipeline_parallel
+    # a layer's input is the residual stream: FP32 under autocast
+    act = 4.0 if w.precision in ("fp32", "tf32") or w.autocast else 2.0
+    x = w.tokens / w.micro_batches / w.context_parallel * spec.hidden * act
     if w.sequence_parallel:
-        layer_input /= w.tensor_parallel
-    if w.recompute == "full":
-        # only each layer's input is kept; one layer's tensors are rebuilt at a time
-        one_layer = sum(k.saved_bytes for k in fwd if k.path.startswith("layers"))
-        head = sum(k.saved_bytes for k in fwd if not k.path.startswith("layers"))
-        per_mb = layers * layer_input + head
-        rebuilt = one_layer
-    else:
-        rebuilt = 0.0
-    # 1F1B keeps up to pipeline_parallel micro-batches in flight on the first stage
+        x /= w.tensor_parallel
+    k_seg = None if segment is None else min(segment, n)
+    stored, peak, recomputed = checkpointed_bytes(n, layer, x, k_seg)
+    logits_grad, gathered = step_transients(w)
+    if not head:
+        head_bytes = logits_grad = 0.0
+    every = [k for k in w.kernels if k.pass_ == "forward" and k.path.startswith("layers")]
+    names = [k.name for k in every]
+    attention = 0.0
+    if "softmax" in names and "context P V" in names:
+        after = float(sum(k.saved_bytes for k in every[names.index("context P V") + 1 :]))
+        softmax = every[names.index("softmax")]
+        probabilities = softmax.bytes / 2  # it reads and writes the probabilities once
+        # selective recomputation rebuilds the probabilities too before their gradients
+        tensors = 2.0 if softmax.saved_bytes else 3.0
+        attention = (peak - stored) - after - head_bytes + tensors * probabilities
     alive = min(w.micro_batches, w.pipeline_parallel) if w.pipeline_parallel > 1 else 1
-    activations = per_mb * alive
-    # loss backward: two logits-sized FP32 tensors at once (the gradient of the
-    # log-probabilities and that of the logits) beside the saved log-probabilities
-    loss = next((k for k in fwd if k.path == "loss"), None)
-    logits_grad = 2.0 * loss.saved_bytes if loss is not None else 0.0
+    return SavedActivations(
+        held_bytes=alive * (stored + head_bytes),
+        transient_bytes=max(peak - stored, logits_grad, gathered, attention),
+        per_layer_bytes=layer,
+        layer_input_bytes=x,
+        recomputed_layers=recomputed,
+    )
+
+
+def step_transients(w: Workload) -> tuple[float, float]:
+    """Short-lived buffers of a training step that can set its peak, in bytes:
+    (at the loss backward, two logits-sized FP32 tensors, the gradient of the
+    log-probabilities and that of the logits, beside the saved log-probabilities and the
+    logits themselves, which the training loop holds as the model's output until the
+    step ends; ZeRO-3's gathered 16-bit copy of the largest layer or of the LM head)."""
+    loss = next((k for k in w.kernels if k.pass_ == "forward" and k.path == "loss"), None)
+    act = 4.0 if w.precision in ("fp32", "tf32") else 2.0
+    # the loss kernel saves FP32 log-probabilities: 4 bytes per logit
+    logits_grad = (2.0 + act / 4.0) * loss.saved_bytes if loss is not None else 0.0
     gathered = 0.0
-    if z >= 3 and dp > 1:
-        attn, mlp = _layer_params(spec, 1)
-        largest = max(attn + mlp, spec.head_outputs * spec.hidden) / w.tensor_parallel
-        gathered = largest * 2.0 * act_elem / 2.0  # the 16-bit copy of the largest unit
-    transient = max(logits_grad, gathered, rebuilt)
-    total = weights + grads + states + activations + transient
-    return WorkloadMemory(weights, grads, states, activations, transient, 0.0, total)
+    if w.zero >= 3 and w.data_parallel > 1:
+        attn, mlp = _layer_params(w.spec, 1)
+        largest = max(attn + mlp, w.spec.head_outputs * w.spec.hidden) / w.tensor_parallel
+        act_elem = 4.0 if w.precision in ("fp32", "tf32") else 2.0
+        gathered = largest * act_elem
+    return logits_grad, gathered
 
 
 def _link_for(group_span: int, gpus_per_node: int, intra: Interconnect,

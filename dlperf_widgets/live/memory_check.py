@@ -49,6 +49,7 @@ from ..core.results import ResultMixin
 
 __all__ = [
     "ActivationMeasurement",
+    "AllocationTracker",
     "AutocastStateMeasurement",
     "SavedTensorTracker",
     "StateMeasurement",
@@ -362,6 +363,59 @@ class SavedTensorTracker:
 
     def __exit__(self, *exc: Any) -> None:
         self._ctx.__exit__(*exc)
+
+
+class AllocationTracker:
+    """Context manager counting the bytes of every tensor the ops inside it create, live
+    and at peak (a measurement on the CPU, where PyTorch keeps no allocator statistics).
+
+    Each aten op's outputs pass through a ``TorchDispatchMode``; a storage not seen before
+    (and not one of ``existing``: parameters, gradients, optimizer states) adds its bytes,
+    and leaves ``current_bytes`` when its last reference dies. ``peak_bytes`` keeps the
+    maximum. Memory an op uses only inside itself (a kernel's workspace) is not seen.
+    Autograd's backward pass on the CPU runs its ops inside the same mode.
+    """
+
+    def __init__(self, existing: Any = ()) -> None:
+        import weakref
+
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_flatten
+
+        torch = _torch()
+        seen = {t.untyped_storage().data_ptr() for t in existing}
+        tracker = self
+        self.current_bytes = 0
+        self.peak_bytes = 0
+
+        def free(key: int, nbytes: int) -> None:
+            seen.discard(key)
+            tracker.current_bytes -= nbytes
+
+        class _Mode(TorchDispatchMode):  # type: ignore[misc]
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+                out = func(*args, **(kwargs or {}))
+                for t in tree_flatten(out)[0]:
+                    if not isinstance(t, torch.Tensor):
+                        continue
+                    st = t.untyped_storage()
+                    key, nbytes = st.data_ptr(), st.nbytes()
+                    if nbytes == 0 or key in seen:
+                        continue
+                    seen.add(key)
+                    tracker.current_bytes += nbytes
+                    tracker.peak_bytes = max(tracker.peak_bytes, tracker.current_bytes)
+                    weakref.finalize(st, free, key, nbytes)
+                return out
+
+        self._mode = _Mode()
+
+    def __enter__(self) -> AllocationTracker:
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._mode.__exit__(*exc)
 
 
 @functools.lru_cache(maxsize=1)

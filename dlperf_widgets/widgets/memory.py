@@ -36,7 +36,8 @@ class MemoryCalculator(Explorer):
 
     Controls: parameters, precision, optimizer, checkpointing, gradient accumulation,
     data / tensor / pipeline parallelism and ZeRO stage, and (for activations) the
-    transformer's layers, hidden size, sequence length, batch and heads. Bytes per
+    transformer's layers, hidden size, sequence length, batch, heads and attention
+    implementation (eager keeps the s x s probabilities; SDPA does not). Bytes per
     parameter follow NVIDIA's slides "NN Performance optimization" ("GPU memory").
     ``.result`` is the core's :class:`~dlperf_widgets.core.memory.MemoryResult`.
     """
@@ -63,6 +64,7 @@ class MemoryCalculator(Explorer):
         tensor_parallel: int = 1,
         pipeline_parallel: int = 1,
         gpu: str | Gpu | None = "A100",
+        attention: str = "eager",
     ) -> None:
         super().__init__()
         n = parse_count("params", params)
@@ -82,6 +84,7 @@ class MemoryCalculator(Explorer):
             tensor_parallel=tensor_parallel,
             pipeline_parallel=pipeline_parallel,
             gpu=gpu,
+            attention=attention,
         )  # validates the arguments
         if gpu is None:
             gpu_dd, self._custom_gpus = gpu_dropdown("A100")
@@ -124,9 +127,15 @@ class MemoryCalculator(Explorer):
             "seq_len": text("seq len", seq_len),
             "batch": text("batch", batch),
             "heads": text("heads", heads),
+            "attention": dropdown(
+                "attention",
+                ["eager", "sdpa", "flash2", "flash1"],
+                attention,
+                description="attention",
+            ),
             "checkpointing": dropdown(
                 "checkpointing",
-                ["none", "sqrt", "every"],
+                ["none", "selective", "sqrt", "every"],
                 checkpointing,
                 description="checkpointing",
             ),
@@ -147,7 +156,7 @@ class MemoryCalculator(Explorer):
             rows=[
                 ["params", "precision", "optimizer", "gpu"],
                 ["layers", "hidden", "seq_len", "batch", "heads"],
-                ["checkpointing", "accumulation_steps", "zero"],
+                ["attention", "checkpointing", "accumulation_steps", "zero"],
                 ["data_parallel", "tensor_parallel", "pipeline_parallel"],
             ],
         )
@@ -171,6 +180,7 @@ class MemoryCalculator(Explorer):
             tensor_parallel=c["tensor_parallel"].value,
             pipeline_parallel=c["pipeline_parallel"].value,
             gpu=None if g == _NONE else self._gpu(g),
+            attention=c["attention"].value,
         )
 
     def _render(self, result: MemoryResult, changed: set[str]) -> None:

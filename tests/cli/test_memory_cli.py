@@ -173,3 +173,24 @@ def test_convention_reproduces_the_zero_paper(capsys):
     out = capsys.readouterr().out  # under --json the error is JSON on stdout
     error = json.loads(out)
     assert "'convention' must be one of" in error["error"] and error["parameter"] == "convention"
+
+
+def test_model_shape_options_reach_the_kernel_list(capsys):
+    """--attention, --kv-heads, --ffn, --gated-mlp, --vocab and --no-dropout give the same
+    numbers as training_memory with those options, and fused attention keeps less than
+    eager at a long sequence; a bad --attention exits 2 with one line on stderr."""
+    shape = ["--params", "1B", "--layers", "4", "--hidden", "1024", "--seq-len", "4096",
+             "--batch", "1", "--heads", "16", "--json"]  # fmt: skip
+    extra = ["--kv-heads", "4", "--ffn", "2816", "--gated-mlp", "--vocab", "32000", "--no-dropout"]
+    got = {
+        a: _json(capsys, ["memory", *shape, *extra, "--attention", a]) for a in ("eager", "sdpa")
+    }
+    for a, out in got.items():
+        ref = training_memory(1e9, layers=4, hidden=1024, seq_len=4096, batch=1, heads=16,
+                              kv_heads=4, ffn=2816, gated_mlp=True, vocab=32000, dropout=False,
+                              attention=a)  # fmt: skip
+        assert out["activations_bytes"] == ref.activations_bytes
+    assert got["sdpa"]["activations_bytes"] < 0.7 * got["eager"]["activations_bytes"]
+    assert main(["memory", *shape[:-1], "--attention", "fast"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'attention' must be one of" in err

@@ -108,17 +108,29 @@ def test_gradient_accumulation_keeps_effective_batch_and_cuts_activations():
     one = training_memory(1.3e9, **dims)
     four = training_memory(1.3e9, accumulation_steps=4, **dims)
     assert four.activations_bytes == pytest.approx(one.activations_bytes / 4)
+    assert four.activations_after_forward_bytes == pytest.approx(
+        one.activations_after_forward_bytes / 4
+    )
     assert (four.effective_batch, four.micro_batch, one.micro_batch) == (32, 8, 32)
     assert four.model_state_bytes == one.model_state_bytes
 
 
 def test_whole_model_activations():
-    """Activations of the model = layers x per-layer bytes at the micro-batch."""
+    """The kernel list's saved tensors, under Korthikanti et al.'s assumptions (eager
+    attention, dropout, no head), are their published s*b*h*(34 + 5*a*s/h) per layer; the
+    backward's peak adds eager attention's two probability-sized gradients, less what the
+    last layer saved after its attention core (freed by then)."""
     r = training_memory(1.3e9, layers=24, hidden=2048, seq_len=1024, batch=8, heads=16)
-    per_layer = 1024 * 8 * 2048 * (34 + 5 * 16 * 1024 / 2048)
-    assert r.activations_bytes == 24 * per_layer
+    s, b, h, a = 1024, 8, 2048, 16
+    per_layer = s * b * h * (34 + 5 * a * s / h)
+    assert r.activations_after_forward_bytes == 24 * per_layer
     assert r.activations_per_layer_bytes == per_layer
-    assert r.total_bytes == 18 * 1.3e9 + 24 * per_layer
+    # after the attention core: the output projection's input, two norm inputs (16-bit),
+    # the MLP's input, GELU input and output (4 sbh each), two 1-byte dropout masks
+    after = s * b * h * (2 + 2 + 2 + 8 + 8 + 2 * 1)
+    probabilities = 2 * a * s * s * b
+    assert r.activations_bytes == 24 * per_layer + 2 * probabilities - after
+    assert r.total_bytes == 18 * 1.3e9 + r.activations_bytes
 
 
 def test_zero_partitions_per_gpu():
@@ -140,10 +152,10 @@ def test_tensor_and_pipeline_parallel_split():
     tp = training_memory(7e9, tensor_parallel=4, **dims)
     assert tp.per_gpu_weights_bytes == base.weights_bytes / 4
     per_layer_tp = transformer_activation_bytes(2048, 8, 4096, 32, tensor_parallel=4).total_bytes
-    assert tp.per_gpu_activations_bytes == pytest.approx(32 * per_layer_tp)
+    assert tp.per_gpu_activations_after_forward_bytes == pytest.approx(32 * per_layer_tp)
     pp = training_memory(7e9, pipeline_parallel=4, accumulation_steps=8, **dims)
     micro_layer = transformer_activation_bytes(2048, 1, 4096, 32).total_bytes
-    assert pp.per_gpu_activations_bytes == pytest.approx(4 * (32 / 4) * micro_layer)
+    assert pp.per_gpu_activations_after_forward_bytes == pytest.approx(4 * (32 / 4) * micro_layer)
     assert pp.gpus == 4 and pp.per_gpu_optimizer_bytes == base.optimizer_bytes / 4
 
 
@@ -249,6 +261,18 @@ def test_optimization_techniques_table():
             r"K between 1 and the 4 layers \(got 9\)",
         ),
         (dict(params=1e9, data_parallel=0), r"'data_parallel' must be a positive integer"),
+        (dict(params=1e9, attention="fast"), r"'attention' must be one of eager, sdpa"),
+        (dict(params=1e9, kv_heads=0), r"'kv_heads' must be an integer between 1 and"),
+        (dict(params=1e9, gated_mlp="yes"), r"'gated_mlp' must be"),
+        (
+            dict(params=1e9, layers=2, hidden=64, seq_len=1 << 20, batch=128, heads=4),
+            r"'batch' x 'seq_len' must be at most 67,108,864 tokens \(got 134,217,728\)",
+        ),
+        (dict(params=1e9, dropout=1), r"'dropout' must be"),
+        (
+            dict(params=1e9, layers=2, hidden=64, seq_len=8, batch=1, heads=4, kv_heads=3),
+            r"'kv_heads' must divide heads \(4\) \(got 3\)",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_sentence(kwargs, message):
@@ -318,3 +342,50 @@ def test_saved_activations_recompute_and_bad_input():
         saved_activation_bytes(256, 2, 128, 4, attention="sdpa", dropout=True)
     with pytest.raises(InvalidParameter, match="'ffn' must be given"):
         saved_activation_bytes(256, 2, 128, 4, family="llama")
+
+
+def test_autocast_convention_keeps_fp32_weights_only():
+    """torch.autocast keeps the FP32 weights and gradients alone (16-bit copies are per op):
+    4 + 4 + 8 = 16 bytes per parameter with AdamW, not the master-copy scheme's 18."""
+    r = training_memory(1e9, precision="bf16-autocast")
+    assert (r.weights_bytes_per_param, r.gradients_bytes_per_param) == (4, 4)
+    assert r.model_state_bytes == 16e9
+
+
+def test_fused_attention_and_gqa_shrink_the_saved_tensors():
+    """SDPA keeps no s x s tensor: against eager (no dropout) each layer saves the 16-bit
+    probabilities (a s^2 b x 2 B) less and the FP32 log-sum-exp (a s b x 4 B) more; both keep
+    Q, K, V and the output. Grouped-query attention with kv heads = a / 4 saves K and V a
+    quarter the size."""
+    s, b, h, a, n = 1024, 2, 512, 8, 4
+    dims = dict(layers=n, hidden=h, seq_len=s, batch=b, heads=a, dropout=False)
+    eager = training_memory(1e8, **dims).activations_per_layer_bytes
+    sdpa = training_memory(1e8, attention="sdpa", **dims).activations_per_layer_bytes
+    assert eager - sdpa == a * s * s * b * 2 - a * s * b * 4
+    gqa = training_memory(1e8, attention="sdpa", kv_heads=a // 4, **dims)
+    assert sdpa - gqa.activations_per_layer_bytes == 2 * s * b * (h - h // 4) * 2
+
+
+def test_zero3_peak_adds_the_gathered_largest_layer():
+    """ZeRO-3 gathers one layer's 16-bit weights at a time: with fused attention and no head
+    (no other transient) the peak over the saved tensors is 12 h^2 x 2 B (4 h^2 attention,
+    8 h^2 MLP)."""
+    h = 1024
+    r = training_memory(1e9, layers=4, hidden=h, seq_len=512, batch=1, heads=8,
+                        attention="sdpa", data_parallel=8, zero=3)  # fmt: skip
+    extra = r.per_gpu_activations_bytes - r.per_gpu_activations_after_forward_bytes
+    assert extra == 12 * h * h * 2
+
+
+def test_selective_recomputation_is_the_papers_34_sbh():
+    """Korthikanti et al. 2022, Table 2: selective recomputation keeps sbh(10 + 24/t) bytes
+    per layer (34 sbh at t = 1), the count without the s x s tensors."""
+    from dlperf_widgets.core.memory import recompute_activation_bytes
+
+    s, b, h, a = 1024, 2, 1024, 16
+    r = training_memory(1e9, layers=4, hidden=h, seq_len=s, batch=b, heads=a,
+                        checkpointing="selective")  # fmt: skip
+    per_layer = recompute_activation_bytes(s, b, h, a, recompute="selective")
+    assert r.activations_per_layer_bytes == per_layer == 34 * s * b * h
+    assert r.activations_after_forward_bytes == 4 * per_layer
+    assert r.checkpointing == "selective"

@@ -281,8 +281,26 @@ CLAIMS = [
     Claim(
         "08",
         "48057692",
-        r"These (\d+) GiB assume",
+        r"These (\d+) GiB \(the",
         lambda: training_memory(7e9, **LLM).activations_bytes / GiB,
+    ),
+    Claim(
+        "08",
+        "48057692",
+        r"the (\d+) GiB the forward pass saves",
+        lambda: training_memory(7e9, **LLM).activations_after_forward_bytes / GiB,
+    ),
+    Claim(
+        "08",
+        "48057692",
+        r"the output and the statistic, ([\d.]+) GiB",
+        lambda: training_memory(7e9, **LLM, attention="sdpa").activations_bytes / GiB,
+    ),
+    Claim(
+        "08",
+        "48057692",
+        r"the paper's ([\d.]+) GiB plus",
+        lambda: 34 * 2048 * 8 * 4096 * 32 / GiB,
     ),
     Claim(
         "08",
