@@ -725,7 +725,11 @@ def workload(
     if sp:
         _collective(b, "sp all-gather", layer, "all-gather", "tp", tp, t_local * h * act, L,
                     "forward")  # fmt: skip
-    lin("qkv_proj", q_out + 2 * kv_out, h, t_local * h * act)
+    # with sequence parallelism Megatron-LM saves the sequence-split input of the QKV and
+    # first MLP GEMMs and all-gathers it again in the backward pass (Korthikanti et al.
+    # 2022, section 4.2.2: with sequence and tensor parallelism every activation of the
+    # layer is split t ways, 34/t s b h)
+    lin("qkv_proj", q_out + 2 * kv_out, h, t_sp * h * act)
     if spec.rotary:
         _memory(b, "rotary", f"{layer}.attn", t_local * (q_out + kv_out), _ROPE_FLOPS, 1, 1, L)
     # attention: queries T_local (decode: batch), keys kv_len, per local head
@@ -810,7 +814,7 @@ def workload(
                 training, gemm_dt_w, per_expert * h * act)  # fmt: skip
         act_rows = t_e
     else:
-        lin("up_proj" if not spec.gated_mlp else "gate_up_proj", up_n, h, t_local * h * act)
+        lin("up_proj" if not spec.gated_mlp else "gate_up_proj", up_n, h, t_sp * h * act)
         act_rows = t_local
     if spec.gated_mlp:
         # autograd of silu(gate) * up keeps gate and up (one tensor when gate and up come

@@ -271,7 +271,7 @@ def test_optimization_techniques_table():
         (dict(params=1e9, dropout=1), r"'dropout' must be"),
         (
             dict(params=1e9, layers=2, hidden=64, seq_len=8, batch=1, heads=4, kv_heads=3),
-            r"'kv_heads' must divide heads \(4\) \(got 3\)",
+            r"'kv_heads' must divide 'heads' \(4\).*\(got 3\)",
         ),
     ],
 )

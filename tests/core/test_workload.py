@@ -167,6 +167,24 @@ def test_tensor_parallel_adds_two_collectives_per_layer_each_way():
     assert ops.count("all-gather") == ops.count("reduce-scatter") == 4 * GPT.layers
 
 
+def test_saved_activations_per_layer_follow_korthikanti_with_and_without_sp():
+    """Korthikanti et al. 2022, Table 2 (16-bit, eager attention with dropout): a layer saves
+    sbh(10 + 24/t + 5as/(ht)) with tensor parallelism t, and sbh(34/t + 5as/(ht)) when
+    sequence parallelism also splits the norms, dropouts and the QKV and first MLP GEMMs'
+    saved inputs t ways (section 4.2.2); the kernel list's saved tensors give both."""
+    s, b, h, a = 512, 2, GPT.hidden, GPT.heads
+    for t in (1, 2, 4):
+        for sp in (False, True):
+            w = workload(GPT, phase="training", batch=b, seq=s, tensor_parallel=t,
+                         sequence_parallel=sp, attention="eager", dropout=True,
+                         precision="fp16")  # fmt: skip
+            per_layer = sum(
+                k.saved_bytes for k in w.kernels if k.count == GPT.layers and k.pass_ == "forward"
+            )
+            replicated = 34 / t if sp else 10 + 24 / t
+            assert per_layer == pytest.approx(s * b * h * (replicated + 5 * a * s / (h * t)))
+
+
 def test_pricing_a_96_layer_model_is_not_per_layer():
     """Identical layers are one row with a count: a 96-layer model has as many rows as a
     4-layer one (so its price costs the same; speed is measured in benchmarks/)."""
