@@ -658,6 +658,15 @@ CLAIMS = [
         lambda: _attn_block_ratio(128),
         rel=0.05,
     ),
+    Claim(
+        "10",
+        "999ecf2b",
+        r"about (\d+) % of the traffic goes away, not",
+        lambda: (
+            100
+            * (1 - (_chain10().bytes_fused + _chain10().elements * 2) / _chain10().bytes_unfused)
+        ),
+    ),
     Claim("10", "25b7637a", r"leaves about ([\d.]+)x:", lambda: _fa_ratio("fa1", 128)),
     Claim("10", "25b7637a", r"it keeps about ([\d.]+)x at d = 128", lambda: _fa_ratio("fa2", 128)),
     Claim("10", "fa-paper-note", r"40.3 GB against the counted ([\d.]+) GB", lambda: _gpt2m()[0]),
