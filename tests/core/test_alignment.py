@@ -76,6 +76,8 @@ def test_misaligned_fp8_is_not_supported():
     (fp8,) = alignment_findings({"n": 4100}, "fp8_e4m3", gpu("H100"))
     assert fp8.severity == "error" and "not supported" in fp8.message
     assert fp8.suggested_value == 4112
-    (fp16,) = [f for f in alignment_findings({"n": 4100}, "fp16", gpu("H100")) if f.suggested_value == 4104]
+    (fp16,) = [
+        f for f in alignment_findings({"n": 4100}, "fp16", gpu("H100")) if f.suggested_value == 4104
+    ]
     assert fp16.severity == "warning" and "not supported" not in fp16.message
     assert alignment_findings({"n": 4096}, "fp8_e5m2", gpu("H100")) == []

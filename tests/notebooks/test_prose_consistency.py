@@ -144,6 +144,14 @@ def _attn_block_ratio(d: int) -> float:
     return a.block_cols * 4 * d / d**2
 
 
+def _widest_band() -> tuple[float, float]:
+    """The error band a GPU without shipped measurements gets: the widest of any regime."""
+    from dlperf_widgets.core.uncertainty import ANY, WIDEST, _table
+
+    row = _table().rows[(WIDEST, ANY, ANY, ANY)]
+    return row["low_ratio"], row["high_ratio"]
+
+
 def _fa_ratio(loop: str, d: int) -> float:
     """Standard over FlashAttention forward traffic at N = 4096, 100 KiB SRAM (notebook 10)."""
     from dlperf_widgets.core.fusion import attention_traffic
@@ -629,6 +637,8 @@ CLAIMS = [
         ),
     ),
     Claim("08", "a9686484", r"add about ([\d.]+) MiB", _around_blocks_mib, rel=0.05),
+    Claim("09", "c5217236", r"predicted between ([\d.]+) and", lambda: _widest_band()[0]),
+    Claim("09", "c5217236", r"predicted between [\d.]+ and (\d+\.\d+)", lambda: _widest_band()[1]),
     # 10: fusion, FlashAttention's blocks, the launch-bound regime
     Claim(
         "10",
