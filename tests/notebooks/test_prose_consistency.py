@@ -677,6 +677,13 @@ CLAIMS = [
             * (1 - (_chain10().bytes_fused + _chain10().elements * 2) / _chain10().bytes_unfused)
         ),
     ),
+    # the floor: forward Q, K, V, O; backward Q, K, V, O, dO, dQ, dK, dV; FP16, 64 x 16 heads
+    Claim(
+        "10",
+        "fa-paper-note",
+        r"once, about ([\d.]+) GB here",
+        lambda: 12 * 1024 * 64 * 2 * 1024 / 1e9,
+    ),
     Claim("10", "25b7637a", r"leaves about ([\d.]+)x:", lambda: _fa_ratio("fa1", 128)),
     Claim("10", "25b7637a", r"it keeps about ([\d.]+)x at d = 128", lambda: _fa_ratio("fa2", 128)),
     Claim("10", "fa-paper-note", r"40.3 GB against the counted ([\d.]+) GB", lambda: _gpt2m()[0]),
