@@ -154,7 +154,24 @@ def alignment_findings(
                     )
                 )
             continue
-        if value % mult:
+        if value % mult and d.name.startswith("fp8"):
+            # For FP8 the 16-byte rule is a requirement, not advice: cuBLASLt's FP8 matmul,
+            # torch._scaled_mm (it checks that the sizes are multiples of 16) and Transformer
+            # Engine's FP8 layers refuse other shapes, so there is no slower path to fall to.
+            fixed = next_multiple(value, mult)
+            findings.append(
+                Finding(
+                    "error",
+                    name,
+                    f"{name} = {value} is not a multiple of {mult} ({d.name}: 16 bytes); an "
+                    "FP8 GEMM of this shape is not supported (cuBLASLt's FP8 matmul, "
+                    "torch._scaled_mm and Transformer Engine require multiples of 16).",
+                    f"pad {name} from {value} to {fixed}",
+                    value,
+                    fixed,
+                )
+            )
+        elif value % mult:
             fixed = next_multiple(value, mult)
             findings.append(
                 Finding(

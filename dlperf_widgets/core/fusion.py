@@ -31,7 +31,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import assumptions
-from ._validate import as_floats, check_int, check_number, check_product, describe
+from ._validate import (
+    as_floats,
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+    check_product,
+    describe,
+)
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
@@ -44,16 +52,21 @@ from .workload import fused_attention_time_s
 
 __all__ = [
     "CHAINS",
+    "FLASH_LOOPS",
+    "FLASH_PAPER_GPT2_MEDIUM",
     "FUSABLE_OPS",
     "GRAPH_NODE_S",
     "AttentionResult",
     "FusionResult",
     "LaunchResult",
     "attention",
+    "attention_traffic",
+    "flash_attention_backward_elements",
     "flash_attention_elements",
     "fusion_chain",
     "launch_overhead",
     "parse_chain",
+    "standard_attention_backward_elements",
     "standard_attention_elements",
 ]
 
@@ -337,16 +350,59 @@ def flash_block_sizes(n: int, d: int, sram_elements: int) -> tuple[int, int, int
     return bc, br, -(-n // bc), -(-n // br)
 
 
-def flash_attention_elements(n: int, d: int, sram_elements: int) -> tuple[float, float]:
-    """(elements of Q, K, V, O moved, elements of the softmax statistics l and m moved).
+FLASH_LOOPS = ("fa1", "fa2")
 
-    Algorithm 1 of Dao et al. 2022: K and V are loaded once (2 N d); for each of the T_c
-    blocks of K and V, every block of Q and O is read, O written (3 N d), and the row
-    statistics l and m read and written (4 N).
+
+def flash_attention_elements(
+    n: int, d: int, sram_elements: int, loop: str = "fa1"
+) -> tuple[float, float]:
+    """(elements of Q, K, V, O moved, elements of the softmax statistics moved), forward.
+
+    ``loop='fa1'``: Algorithm 1 of Dao et al. 2022 as written. K and V are loaded once
+    (2 N d); the outer loop runs over the T_c blocks of K and V, and for each of them every
+    block of Q and O is read and O written back (3 N d), with the row statistics l and m
+    read and written (4 N).
+
+    ``loop='fa2'``: FlashAttention-2's loop order (Dao 2023, Algorithm 1): the outer loop
+    runs over the blocks of Q, each loaded once with its output written once (2 N d) and
+    one log-sum-exp per row written (N); for each block of Q every block of K and V is
+    loaded, T_r x 2 N d. Here both blocks hold B = ceil(M / 4d) rows (Q_i, O_i, K_j and V_j
+    share the SRAM), the Algorithm 1 budget; T_r = ceil(N / B). Neither count credits a
+    cache: every re-read comes from HBM, the paper's worst case.
+    """
+    loop = check_choice("loop", loop, FLASH_LOOPS)
+    bc, _, tc, _ = flash_block_sizes(n, d, sram_elements)
+    n, d = check_int("n", n, allow_array=False), check_int("d", d, allow_array=False)
+    if loop == "fa2":
+        tr = -(-n // bc)  # ceil in exact integers
+        return 2.0 * n * d + tr * 2.0 * n * d, float(n)
+    return 2.0 * n * d + tc * 3.0 * n * d, tc * 4.0 * n
+
+
+def standard_attention_backward_elements(n: Any, d: Any) -> Any:
+    """HBM elements read and written by standard attention's backward pass, one head.
+
+    Algorithm 3 of Dao et al. 2022 (appendix B): read P, dO, write dV (N^2 + 2 N d); read
+    dO, V, write dP (2 N d + N^2); read P, dP, write dS (3 N^2); read dS, K, write dQ and
+    read dS, Q, write dK (2 N^2 + 4 N d): 7 N^2 + 8 N d.
+    """
+    n = np.asarray(n, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    out = 7 * n * n + 8 * n * d
+    return float(out) if out.ndim == 0 else out
+
+
+def flash_attention_backward_elements(n: int, d: int, sram_elements: int) -> tuple[float, float]:
+    """(elements of Q, K, V, O, dO and the gradients moved, statistics moved), backward.
+
+    Algorithm 4 of Dao et al. 2022 (appendix B.4) as written: dQ, dK, dV initialised to
+    zero in HBM (3 N d); K_j and V_j loaded once (2 N d) and dK_j, dV_j written once (2 N d);
+    for each of the T_c blocks of K and V, every block of Q, O, dO and dQ loaded and dQ
+    written back (5 N d), with l and m loaded (2 N).
     """
     _, _, tc, _ = flash_block_sizes(n, d, sram_elements)
     n, d = check_int("n", n, allow_array=False), check_int("d", d, allow_array=False)
-    return 2.0 * n * d + tc * 3.0 * n * d, tc * 4.0 * n
+    return 7.0 * n * d + tc * 5.0 * n * d, tc * 2.0 * n
 
 
 # The softmax statistics are kept in FP32 whatever the input dtype (as FlashAttention does).
@@ -503,3 +559,77 @@ def attention(
         softmax=softmax,
         context=context,
     )
+
+
+# A published measurement, not a model output: Dao et al. 2022, Figure 2 (left), standard
+# attention vs FlashAttention for GPT-2 medium (sequence 1024, head dimension 64, 16 heads,
+# batch 64) on an A100, forward plus backward: GFLOPs, HBM reads and writes, runtime.
+FLASH_PAPER_GPT2_MEDIUM: dict[str, Any] = {
+    "source": "Dao et al. 2022, FlashAttention, Figure 2 (left); A100, forward + backward",
+    "seq_len": 1024,
+    "head_dim": 64,
+    "heads": 16,
+    "batch": 64,
+    "gflops_standard": 66.6,
+    "gflops_flash": 75.2,
+    "hbm_gb_standard": 40.3,
+    "hbm_gb_flash": 4.4,
+    "runtime_ms_standard": 41.7,
+    "runtime_ms_flash": 7.3,
+}
+
+
+def attention_traffic(
+    seq_len: Any,
+    *,
+    head_dim: int = 64,
+    heads: int = 16,
+    batch: int = 1,
+    dtype: str | Dtype = "fp16",
+    sram_bytes: int | None = None,
+    loop: str = "fa1",
+    backward: bool = False,
+) -> tuple[Any, Any]:
+    """(standard, FlashAttention) HBM bytes of attention, counted as the papers write it.
+
+    Forward only, or forward plus backward (``backward=True``: Algorithms 0 + 3 and 1 + 4 of
+    Dao et al. 2022; the backward count is FlashAttention-1's, so it needs ``loop='fa1'``).
+    ``seq_len`` may be an array. Statistics are FP32; no cache is credited (the paper's
+    worst case), so a real kernel, whose re-reads partly hit L2, moves less.
+    """
+    checked = check_int("seq_len", seq_len, maximum=1 << 20)
+    ns = [int(v) for v in np.atleast_1d(checked)]
+    if len(ns) > 4096:
+        raise InvalidParameter(f"'seq_len' must list at most 4096 lengths (got {len(ns)})")
+    hd = check_int("head_dim", head_dim, allow_array=False, maximum=1024)
+    bh = check_int("heads", heads, allow_array=False, maximum=4096) * check_int(
+        "batch", batch, allow_array=False, maximum=1 << 16
+    )
+    loop = check_choice("loop", loop, FLASH_LOOPS)
+    backward = check_bool("backward", backward)
+    if backward and loop != "fa1":
+        raise InvalidParameter(
+            f"'loop' must be fa1 when backward=True (the counted backward is Algorithm 4) "
+            f"(got {describe(loop)})"
+        )
+    b = _dtype(dtype).bytes_per_element
+    sram = 100 * 1024 if sram_bytes is None else sram_bytes
+    sram = check_int("sram_bytes", sram, allow_array=False, maximum=1 << 30)
+    m_elems = int(sram // b)
+    if m_elems < 4 * hd:
+        raise InvalidParameter(
+            f"'sram_bytes' must hold at least 4 x head_dim elements ({4 * hd * b:g} B) (got {sram})"
+        )
+    std, fl = [], []
+    for n in ns:
+        big, stats = flash_attention_elements(n, hd, m_elems, loop)
+        s_el = standard_attention_elements(n, hd)
+        if backward:
+            big_b, stats_b = flash_attention_backward_elements(n, hd, m_elems)
+            big, stats = big + big_b, stats + stats_b
+            s_el += standard_attention_backward_elements(n, hd)
+        std.append(bh * s_el * b)
+        fl.append(bh * (big * b + stats * _STAT_BYTES))
+    if np.ndim(checked) == 0:
+        return std[0], fl[0]
+    return np.array(std), np.array(fl)

@@ -185,11 +185,12 @@ def collective(
 
 @dataclass(frozen=True)
 class AllreduceFit(ResultMixin):
-    """Least-squares fit of all-reduce times to latency + size / bandwidth.
+    """Fit of all-reduce times to latency + size / bandwidth, least squares on relative error.
 
     ``time_per_byte_s`` is the slope; ``bus_bandwidth_bytes_per_s`` converts it into the
     one-way link bandwidth the ring model implies, 2 (n - 1)/n / slope (NCCL's "bus
-    bandwidth"); ``r_squared`` says how well a straight line explains the times.
+    bandwidth"); ``r_squared`` (weighted like the fit) says how well a straight line explains
+    the times.
     """
 
     ranks: int
@@ -211,7 +212,8 @@ class AllreduceFit(ResultMixin):
 
 
 def fit_latency_bandwidth(size_bytes: Any, times_s: Any, ranks: int = 2) -> AllreduceFit:
-    """Fit t = a + b S to measured all-reduce times (at least two distinct sizes)."""
+    """Fit t = a + b S to measured all-reduce times (at least two distinct sizes), each
+    residual weighted by 1 / t so that small messages set the latency a."""
     n = check_int("ranks", ranks, minimum=2, allow_array=False)
     s = as_floats("size_bytes", size_bytes, "non-negative finite numbers").ravel()
     t = as_floats("times_s", times_s, "positive finite numbers").ravel()
@@ -231,10 +233,16 @@ def fit_latency_bandwidth(size_bytes: Any, times_s: Any, ranks: int = 2) -> Allr
         raise InvalidParameter(
             f"'times_s' must be positive finite numbers (got {describe(float(bad))})"
         )
-    b, a = np.polyfit(s, t, 1)
+    # Least squares on relative errors (weights 1 / t): an unweighted fit lets the largest
+    # messages, whose absolute errors are largest, set the intercept, and a noisy large
+    # message can then drive the latency negative. Weighted, each size counts alike and the
+    # small messages, whose time is mostly latency, set it.
+    w = 1.0 / t
+    b, a = np.polyfit(s, t, 1, w=w)
     pred = a + b * s
-    ss_res = float(((t - pred) ** 2).sum())
-    ss_tot = float(((t - t.mean()) ** 2).sum())
+    tw = float((w * w * t).sum() / (w * w).sum())  # weighted mean of t
+    ss_res = float(((w * (t - pred)) ** 2).sum())
+    ss_tot = float(((w * (t - tw)) ** 2).sum())
     slope = max(float(b), 1e-300)
     return AllreduceFit(
         ranks=n,

@@ -21,7 +21,9 @@ Counting conventions (each line says where it comes from):
 - Attention (Vaswani et al. 2017) of one query row against C keys costs 4 C d FLOPs per head
   (Q K^T and P V). The standard ("eager") implementation writes the scores and
   probabilities to DRAM; FlashAttention (Dao et al. 2022, section 3.1) keeps them on chip
-  and reads Q, K, V and writes O once. A causal mask lets fused kernels skip half the
+  and reads Q, K, V and writes O once. That is the floor of its traffic (every re-read of a
+  block served on chip or from L2); :func:`.fusion.attention_traffic` counts the papers'
+  algorithms with no cache, the ceiling, and the paper's measurement lies between the two. A causal mask lets fused kernels skip half the
   score blocks. Fused backward recomputes the scores: 5 matrix products against the
   forward's 2, so 2.5 x the forward FLOPs (the count of Dao 2023, "FlashAttention-2").
 - Memory-bound kernels move each tensor they read or write through DRAM once (NVIDIA

@@ -224,7 +224,8 @@ def test_gemm_explorer_bad_tile_shows_inline_message(
 def test_predict_reveals_the_answer_only_after_a_guess(
     page: Any, lab_server: labdriver.LabServer, lab_root: Path, screenshots: Path
 ) -> None:
-    """Guards the prediction cell: before a guess the page shows the question and no answer;
+    """Guards the prediction cell: before a guess the page shows the question and an input box
+    and no answer text;
     typing a guess and pressing Enter brings back the core's answer with how far off the
     guess was."""
     cells = [
@@ -237,8 +238,12 @@ def test_predict_reveals_the_answer_only_after_a_guess(
     ]
     open_widget_notebook(page, lab_server, lab_root, "predict", cells)
     answer = page.locator(".dlperf-predict-answer").first
-    assert "124.1" not in (page.locator(".dlperf-predict").first.text_content() or "")
+    before = page.locator(".dlperf-predict").first.text_content() or ""
+    assert "Arithmetic intensity of 8192 x 128 x 8192 in FP16?" in before
+    assert "124.1" not in before and "answer" not in before.lower()
+    assert not (answer.text_content() or "").strip(), "answer text shown before a guess"
     field = page.locator(".dlperf-predict .widget-text input").first
+    assert field.is_visible(), "no input box for the guess"
     field.fill("100")
     field.press("Enter")
     page.wait_for_function(
@@ -273,3 +278,26 @@ def test_reveal_outputs_open_collapsed(
     )
     page.screenshot(path=str(screenshots / "collapsed_reveal_cells.png"))
     assert page.locator(".jp-OutputPlaceholder").count() == len(hidden)
+
+
+def test_predict_cells_open_with_source_and_explanation_folded(
+    page: Any, lab_server: labdriver.LabServer, screenshots: Path
+) -> None:
+    """Guards the hidden answers in a course notebook: every Predict cell opens with its
+    source collapsed (metadata jupyter.source_hidden, one input placeholder each) and every
+    explanation fold (a markdown <details>) opens closed, so no answer text is on the screen."""
+    name = "00_start_here.ipynb"
+    cells = json.loads((ROOT / "notebooks" / name).read_text())["cells"]
+    hidden = [c for c in cells if c.get("metadata", {}).get("jupyter", {}).get("source_hidden")]
+    folded = [c for c in cells if "".join(c["source"]).lstrip().startswith("<details")]
+    assert hidden and folded, f"{name} has no collapsed Predict cell or folded explanation"
+    labdriver.open_notebook(page, lab_server, f"notebooks/{name}")
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.jp-InputPlaceholder').length >= n",
+        arg=len(hidden),
+        timeout=30_000,
+    )
+    page.screenshot(path=str(screenshots / "collapsed_predict_cells.png"))
+    closed = page.locator(".jp-MarkdownOutput details:not([open])")
+    assert closed.count() >= len(folded)
+    assert page.locator(".jp-MarkdownOutput details[open]").count() == 0

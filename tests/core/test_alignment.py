@@ -67,3 +67,17 @@ def test_bad_dimension():
     """Dimensions are validated like every other input."""
     with pytest.raises(InvalidParameter, match=r"'k' must be a positive integer \(got -1\)"):
         alignment_findings({"k": -1}, "fp16")
+
+
+def test_misaligned_fp8_is_not_supported():
+    """For FP8 the 16-byte rule is a hard requirement (torch._scaled_mm, cuBLASLt's FP8
+    matmul and Transformer Engine refuse other sizes): n = 4100 is an error saying 'not
+    supported' with the pad to 4112, where FP16's n = 4100 stays a warning about efficiency."""
+    (fp8,) = alignment_findings({"n": 4100}, "fp8_e4m3", gpu("H100"))
+    assert fp8.severity == "error" and "not supported" in fp8.message
+    assert fp8.suggested_value == 4112
+    (fp16,) = [
+        f for f in alignment_findings({"n": 4100}, "fp16", gpu("H100")) if f.suggested_value == 4104
+    ]
+    assert fp16.severity == "warning" and "not supported" not in fp16.message
+    assert alignment_findings({"n": 4096}, "fp8_e5m2", gpu("H100")) == []

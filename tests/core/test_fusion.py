@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -12,12 +13,16 @@ from hypothesis import strategies as st
 from dlperf_widgets.core.errors import InvalidParameter
 from dlperf_widgets.core.fusion import (
     CHAINS,
+    FLASH_PAPER_GPT2_MEDIUM,
     attention,
+    attention_traffic,
+    flash_attention_backward_elements,
     flash_attention_elements,
     flash_block_sizes,
     fusion_chain,
     launch_overhead,
     parse_chain,
+    standard_attention_backward_elements,
     standard_attention_elements,
 )
 from dlperf_widgets.core.memlimited import memory_op
@@ -226,3 +231,99 @@ def test_fused_attention_time_rejects_bad_input(kwargs):
 
     with pytest.raises(InvalidParameter, match=r"'(flops|nbytes|impl)'"):
         fused_attention_time_s(gpu="A100", **kwargs)
+
+
+def _walk_fa2_forward(n: int, d: int, m: int) -> tuple[int, int]:
+    """Count FlashAttention-2's forward loop order loop by loop: for each block of Q (B rows,
+    B = ceil(M / 4d)) load Q_i, then every K_j, V_j; write O_i and the row log-sum-exp."""
+    blk = math.ceil(m / (4 * d))
+    big = stats = 0
+    for i in range(0, n, blk):
+        rows = min(blk, n - i)
+        big += 2 * rows * d  # load Q_i, write O_i
+        stats += rows  # write L_i
+        for j in range(0, n, blk):
+            big += 2 * min(blk, n - j) * d  # load K_j, V_j
+    return big, stats
+
+
+def _walk_algorithm_4(n: int, d: int, m: int) -> tuple[int, int]:
+    """Count Algorithm 4 (FlashAttention's backward, Dao et al. 2022 appendix B.4) loop by
+    loop: zero dQ, dK, dV in HBM; per block of K, V load K_j, V_j, then per block of Q load
+    Q_i, O_i, dO_i, dQ_i, l_i, m_i and write dQ_i; write dK_j, dV_j."""
+    bc = math.ceil(m / (4 * d))
+    br = min(bc, d)
+    big, stats = 3 * n * d, 0
+    for j in range(0, n, bc):
+        cols = min(bc, n - j)
+        big += 2 * cols * d + 2 * cols * d  # load K_j, V_j; write dK_j, dV_j
+        for i in range(0, n, br):
+            rows = min(br, n - i)
+            big += 5 * rows * d
+            stats += 2 * rows
+    return big, stats
+
+
+@pytest.mark.parametrize("n, d, m", [(1024, 64, 51200), (1000, 64, 4096), (4096, 128, 98304)])
+def test_fa2_loop_order_and_backward_match_a_walk(n, d, m):
+    """The closed forms equal literal counts of FlashAttention-2's forward loop order and of
+    Algorithm 4's backward loads and stores."""
+    assert flash_attention_elements(n, d, m, "fa2") == _walk_fa2_forward(n, d, m)
+    assert flash_attention_backward_elements(n, d, m) == _walk_algorithm_4(n, d, m)
+
+
+def test_standard_backward_follows_algorithm_3():
+    """Algorithm 3, step by step for one head at N = 1024, d = 64: dV = P^T dO, dP = dO V^T,
+    dS from P and dP, dQ = dS K, dK = dS^T Q."""
+    n, d = 1024, 64
+    steps = [
+        (n * n + n * d, n * d),  # read P, dO; write dV
+        (2 * n * d, n * n),  # read dO, V; write dP
+        (2 * n * n, n * n),  # read P, dP; write dS
+        (n * n + n * d, n * d),  # read dS, K; write dQ
+        (n * n + n * d, n * d),  # read dS, Q; write dK
+    ]
+    assert standard_attention_backward_elements(n, d) == sum(r + w for r, w in steps)
+
+
+def test_traffic_of_the_papers_gpt2_medium_example():
+    """GPT-2 medium (N = 1024, d = 64, 16 heads, batch 64) forward + backward in FP16: the
+    counts as the paper writes its algorithms, against its measured HBM traffic (Figure 2).
+    No cache is credited, so the FlashAttention count lies above the 4.4 GB measured, and the
+    standard count, which leaves out masking and dropout, below the 40.3 GB."""
+    p = FLASH_PAPER_GPT2_MEDIUM
+    shape = {"head_dim": p["head_dim"], "heads": p["heads"], "batch": p["batch"]}
+    std, fl = attention_traffic(p["seq_len"], backward=True, **shape)
+    bh, n, d = 16 * 64, 1024, 64
+    assert std == bh * 2 * (11 * n * n + 12 * n * d)
+    assert fl / 1e9 > p["hbm_gb_flash"] and std / 1e9 < p["hbm_gb_standard"]
+    fwd_std, fwd_fa1 = attention_traffic(p["seq_len"], **shape)
+    r = attention(p["seq_len"], dtype="fp16", **shape)
+    assert (fwd_std, fwd_fa1) == (r.bytes_standard, r.bytes_flash)
+    _, fwd_fa2 = attention_traffic(p["seq_len"], loop="fa2", **shape)
+    assert fwd_fa2 < fwd_fa1
+
+
+def test_fa2_keeps_an_advantage_at_head_dim_128():
+    """At d = 128 with 100 KiB of SRAM Algorithm 1's count is about even with standard
+    attention (M / 3d^2 ~ 1), while FA-2's loop order, re-reading only K and V, keeps about
+    1.5x: the paper's 'many times fewer' needs M >> d^2 or a cache."""
+    std, fa1 = attention_traffic(4096, head_dim=128, heads=16, batch=8)
+    _, fa2 = attention_traffic(4096, head_dim=128, heads=16, batch=8, loop="fa2")
+    assert std / fa1 == pytest.approx(1.03, abs=0.02)
+    assert std / fa2 == pytest.approx(1.57, abs=0.02)
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"loop": "fa3"}, "'loop' must be one of fa1, fa2"),
+        ({"loop": "fa2", "backward": True}, "'loop' must be fa1 when backward=True"),
+        ({"head_dim": 0}, "'head_dim'"),
+        ({"sram_bytes": 64}, "'sram_bytes' must hold"),
+    ],
+)
+def test_attention_traffic_rejects_bad_input(kwargs, fragment):
+    """Bad arguments raise one InvalidParameter sentence naming the parameter."""
+    with pytest.raises(InvalidParameter, match=re.escape(fragment)):
+        attention_traffic(1024, **kwargs)

@@ -144,6 +144,34 @@ def _attn_block_ratio(d: int) -> float:
     return a.block_cols * 4 * d / d**2
 
 
+def _widest_band() -> tuple[float, float]:
+    """The error band a GPU without shipped measurements gets: the widest of any regime."""
+    from dlperf_widgets.core.uncertainty import ANY, WIDEST, _table
+
+    row = _table().rows[(WIDEST, ANY, ANY, ANY)]
+    return row["low_ratio"], row["high_ratio"]
+
+
+def _fa_ratio(loop: str, d: int) -> float:
+    """Standard over FlashAttention forward traffic at N = 4096, 100 KiB SRAM (notebook 10)."""
+    from dlperf_widgets.core.fusion import attention_traffic
+
+    std, fa = attention_traffic(4096, head_dim=d, heads=16, batch=8, loop=loop)
+    return std / fa
+
+
+def _gpt2m() -> tuple[float, float]:
+    """Counted forward + backward GB, standard and FlashAttention, for the paper's GPT-2
+    medium example (Dao et al. 2022, Figure 2)."""
+    from dlperf_widgets.core.fusion import FLASH_PAPER_GPT2_MEDIUM as p
+    from dlperf_widgets.core.fusion import attention_traffic
+
+    std, fa = attention_traffic(
+        p["seq_len"], head_dim=p["head_dim"], heads=p["heads"], batch=p["batch"], backward=True
+    )
+    return std / 1e9, fa / 1e9
+
+
 def _chain10():  # type: ignore[no-untyped-def]
     from dlperf_widgets.core.fusion import fusion_chain
 
@@ -627,6 +655,8 @@ CLAIMS = [
         ),
     ),
     Claim("08", "a9686484", r"add about ([\d.]+) MiB", _around_blocks_mib, rel=0.05),
+    Claim("09", "c5217236", r"predicted between ([\d.]+) and", lambda: _widest_band()[0]),
+    Claim("09", "c5217236", r"predicted between [\d.]+ and (\d+\.\d+)", lambda: _widest_band()[1]),
     # 10: fusion, FlashAttention's blocks, the launch-bound regime
     Claim(
         "10",
@@ -655,6 +685,32 @@ CLAIMS = [
         r"only about (\d+) times smaller for d = 128",
         lambda: _attn_block_ratio(128),
         rel=0.05,
+    ),
+    Claim(
+        "10",
+        "999ecf2b",
+        r"about (\d+) % of the traffic goes away, not",
+        lambda: (
+            100
+            * (1 - (_chain10().bytes_fused + _chain10().elements * 2) / _chain10().bytes_unfused)
+        ),
+    ),
+    # the floor: forward Q, K, V, O; backward Q, K, V, O, dO, dQ, dK, dV; FP16, 64 x 16 heads
+    Claim(
+        "10",
+        "fa-paper-note",
+        r"once, about ([\d.]+) GB here",
+        lambda: 12 * 1024 * 64 * 2 * 1024 / 1e9,
+    ),
+    Claim("10", "25b7637a", r"leaves about ([\d.]+)x:", lambda: _fa_ratio("fa1", 128)),
+    Claim("10", "25b7637a", r"it keeps about ([\d.]+)x at d = 128", lambda: _fa_ratio("fa2", 128)),
+    Claim("10", "fa-paper-note", r"40.3 GB against the counted ([\d.]+) GB", lambda: _gpt2m()[0]),
+    Claim("10", "fa-paper-note", r"4.4 GB against the counted ([\d.]+) GB", lambda: _gpt2m()[1]),
+    Claim(
+        "10",
+        "fa-paper-note",
+        r"larger than the counted ([\d.]+)x",
+        lambda: _gpt2m()[0] / _gpt2m()[1],
     ),
     Claim("10", "241d5231", r"reaches the (\d+) µs launch", lambda: _launch_overhead_us()),
     Claim("10", "e2f1037a", r"device-side (\d+) µs its calibration", _h100_kernel_overhead_us),
