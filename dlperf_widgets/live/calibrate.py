@@ -199,7 +199,9 @@ def cpu_entry(threads: int, bandwidth_bytes_per_s: float) -> Gpu:
     )
     ext = next((flag for flag, _ in _CPU_FLOP_PER_CYCLE if flag in flags), "sse2")
     return Gpu(
-        name=f"CPU {model} ({threads} threads)",
+        # the name stays generic, so that saved outputs do not carry this machine's processor
+        # model; the notes name it
+        name=f"CPU ({threads} threads, {platform.machine() or 'unknown'})",
         architecture="cpu",
         sms=threads,
         boost_clock_mhz=clock,
@@ -209,7 +211,7 @@ def cpu_entry(threads: int, bandwidth_bytes_per_s: float) -> Gpu:
         aliases=("cpu",),
         source="dlperf calibrate on this machine",
         notes=(
-            f"nominal peak: {threads} threads x {clock:.0f} MHz ({clock_source}) x {per_cycle} "
+            f"{model}; nominal peak: {threads} threads x {clock:.0f} MHz ({clock_source}) x {per_cycle} "
             f"FP32 FLOP per clock ({ext}, two FMA pipes assumed); bandwidth: the stream copy "
             "measured by dlperf calibrate (a CPU has no datasheet figure here)"
         ),
