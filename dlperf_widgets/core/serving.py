@@ -374,7 +374,10 @@ def _priced_each(ws: list[Workload], g: Gpu) -> list[tuple[np.ndarray, np.ndarra
     with one vectorised GEMM-model call instead of one per step."""
     t, kinds = _priced(replace(ws[0], kernels=tuple(k for w in ws for k in w.kernels)), g)
     ends = np.cumsum([len(w.kernels) for w in ws])
-    return [(t[e - len(w.kernels) : e], kinds[e - len(w.kernels) : e]) for w, e in zip(ws, ends)]
+    return [
+        (t[e - len(w.kernels) : e], kinds[e - len(w.kernels) : e])
+        for w, e in zip(ws, ends, strict=True)
+    ]
 
 
 @lru_cache(maxsize=64)
@@ -406,7 +409,9 @@ def _decode_attention_many(spec: LlmSpec, g: Gpu, batches: tuple[int, ...], ctx:
         w = workload(spec, phase="decode", batch=b, context=ctx, **opts)
         ws.append(replace(w, kernels=tuple(k for k in w.kernels if k.kind == "attention")))
     priced = _priced_each(ws, g) if ws else []
-    attn = {b: float(t[kinds == "attention"].sum()) for b, (t, kinds) in zip(live, priced)}
+    attn = {
+        b: float(t[kinds == "attention"].sum()) for b, (t, kinds) in zip(live, priced, strict=True)
+    }
     return tuple(attn.get(b, 0.0) for b in batches)
 
 
