@@ -139,6 +139,8 @@ class TraceExplorer(Explorer):
                 continuous_update=False,
             ),
         }
+        # id(report) -> (report, its axes, its PNG), oldest first
+        self._drawn: dict[int, tuple[Any, Any, bytes]] = {}
         self._setup(controls, rows=[["trace", "gpu"]])
 
     def _compute(self) -> Any:
@@ -153,32 +155,28 @@ class TraceExplorer(Explorer):
         view = self.view
         # each trace gets its own axes, drawn once; switching back to a drawn trace shows its
         # axes alone and its kept PNG, without drawing or encoding again
-        drawn: dict[int, tuple[Any, Any, bytes]] = self.__dict__.setdefault("_drawn", {})
-        hit = drawn.pop(id(result), None)
-        if hit is not None and hit[0] is not result:
-            hit[1].remove()
-            hit = None
+        drawn = self._drawn
+        hit = drawn.pop(id(result), None)  # each entry holds its report, so ids stay unique
         if hit is None:
-            if drawn:
+            if view.ax in view.figure.axes and not any(a is view.ax for _, a, _ in drawn.values()):
+                ax = view.ax  # the figure's first axes, holding no trace yet
+            else:
                 with style_context():
                     ax = view.figure.add_subplot()
-            else:
-                ax = view.ax
-            for _, other, _ in drawn.values():
-                other.set_visible(False)
-            view.ax = ax
+        else:
+            ax = hit[1]
+        for _, other, _ in drawn.values():
+            other.set_visible(False)
+        ax.set_visible(True)
+        view.ax = ax
+        if hit is None:
             plot_profile_timeline(result, ax)
             view.redraw(full=True)
             hit = (result, ax, view.png())
             while len(drawn) >= self._kept:
                 drawn.pop(next(iter(drawn)))[1].remove()
         else:
-            _, ax, png = hit
-            for _, other, _ in drawn.values():
-                other.set_visible(False)
-            ax.set_visible(True)
-            view.ax = ax
-            view.show_png(png)
+            view.show_png(hit[2])
         drawn[id(result)] = hit
 
 
