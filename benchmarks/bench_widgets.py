@@ -29,6 +29,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 from dlperf_widgets.core.fusion import CHAINS as FUSION_CHAINS
 from dlperf_widgets.core.gpus import gpu, gpu_names
+from dlperf_widgets.live.profile import shipped_profiles
 from dlperf_widgets.widgets import (
     DimensionSweep,
     FormatExplorer,
@@ -42,9 +43,11 @@ from dlperf_widgets.widgets import (
     MemoryCalculator,
     NetworkBreakdown,
     Roofline,
+    ServingExplorer,
     SparsityExplorer,
     StepTimeCalculator,
     TileExplorer,
+    TraceExplorer,
     WaveExplorer,
 )
 
@@ -233,6 +236,28 @@ def cases(n: int) -> list[tuple[str, Callable[[], Any], list[tuple[str, Any]]]]:
             "StepTimeCalculator: pick pipeline",
             lambda: StepTimeCalculator(gpus=512, global_batch=1024),
             [("pipeline_parallel", p) for p in _cycle([1, 2, 4, 8, 16, 32, 64], n)],
+        ),
+        (
+            "ServingExplorer: type TPOT target",
+            lambda: ServingExplorer(),
+            [("tpot_ms", str(30 + i)) for i in range(n)],
+        ),
+        (
+            "ServingExplorer: type chunk",
+            lambda: ServingExplorer(),
+            [("chunk", str(128 + 32 * i)) for i in range(n)],
+        ),
+        (
+            "ServingExplorer: type prompt length",
+            lambda: ServingExplorer(),
+            [("prompt_len", str(512 + 64 * i)) for i in range(n)],
+        ),
+        (
+            # each shipped trace is read and drawn on its first visit (2 of the moves), then
+            # shown from the widget's kept drawing
+            "TraceExplorer: switch traces",
+            lambda: TraceExplorer(),
+            [("trace", t) for t in _cycle(list(shipped_profiles())[::-1], n)],
         ),
     ]
 

@@ -39,7 +39,7 @@ Sources:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -367,6 +367,54 @@ def _priced(w: Workload, g: Gpu) -> tuple[np.ndarray, np.ndarray]:
     return t.times_s * w.column("count").astype(np.float64), w.column("kind")
 
 
+def _priced_each(ws: list[Workload], g: Gpu) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_priced` of every workload of ``ws`` (same options, different sizes) from one
+    :func:`price` call. A kernel's time there depends on that kernel alone, so pricing the
+    kernels of several steps together gives each step the times it would get on its own,
+    with one vectorised GEMM-model call instead of one per step."""
+    t, kinds = _priced(replace(ws[0], kernels=tuple(k for w in ws for k in w.kernels)), g)
+    ends = np.cumsum([len(w.kernels) for w in ws])
+    return [
+        (t[e - len(w.kernels) : e], kinds[e - len(w.kernels) : e])
+        for w, e in zip(ws, ends, strict=True)
+    ]
+
+
+@lru_cache(maxsize=64)
+def _linear_many(spec: LlmSpec, g: Gpu, rows: tuple[int, ...], prec: str,
+                 tp: int) -> tuple[tuple[float, float], ...]:  # fmt: skip
+    """(linear, communication) of the mixed steps carrying ``rows`` rows each: the
+    non-attention kernels of a one-sequence prefill of that many tokens (as
+    :func:`_mixed_parts`), all steps priced together and cached per sweep."""
+    ne, tk = _moe_of(spec, None, None)
+    opts: dict[str, Any] = {"precision": prec, "tensor_parallel": tp, "experts": ne, "top_k": tk}
+    ws = [workload(spec, phase="prefill", batch=1, seq=r, **opts) for r in rows]
+    out = []
+    for t, kinds in _priced_each(ws, g):
+        lin = float(t[(kinds != "attention") & (kinds != "collective")].sum())
+        out.append((lin, float(t[kinds == "collective"].sum())))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _decode_attention_many(spec: LlmSpec, g: Gpu, batches: tuple[int, ...], ctx: int,
+                           prec: str, tp: int) -> tuple[float, ...]:  # fmt: skip
+    """Decode attention of each batch against ``ctx`` cached tokens (as :func:`_attention_s`;
+    0 for an empty batch): only the attention kernels of each decode step, priced together."""
+    ne, tk = _moe_of(spec, None, None)
+    opts: dict[str, Any] = {"precision": prec, "tensor_parallel": tp, "experts": ne, "top_k": tk}
+    live = [b for b in batches if b]
+    ws = []
+    for b in live:
+        w = workload(spec, phase="decode", batch=b, context=ctx, **opts)
+        ws.append(replace(w, kernels=tuple(k for k in w.kernels if k.kind == "attention")))
+    priced = _priced_each(ws, g) if ws else []
+    attn = {
+        b: float(t[kinds == "attention"].sum()) for b, (t, kinds) in zip(live, priced, strict=True)
+    }
+    return tuple(attn.get(b, 0.0) for b in batches)
+
+
 @dataclass(frozen=True)
 class MixedStep(ResultMixin):
     """One serving iteration: ``decode_batch`` sequences each add a token while a prefill
@@ -541,9 +589,18 @@ def serving_slo(
     ctx = p + o // 2  # a running sequence is on average half-way through its output
     kv = kv_budget(spec, g, precision=precision, prompt_len=p, output_len=o,
                    tensor_parallel=tensor_parallel)  # fmt: skip
-    tpot = np.array([mixed_step(spec, g, decode_batch=int(b), context=ctx, chunk=ch,
-                                precision=precision, tensor_parallel=tensor_parallel).step_s
-                     for b in bs])  # fmt: skip
+    # the steps of mixed_step(decode_batch=b) for every b, priced in two calls (cached per
+    # sweep): a new prompt length reprices only the decode attention, a new chunk only the
+    # linear layers
+    ctx = check_int("context", ctx, allow_array=False, maximum=_MAX_LEN)
+    prec = check_choice("precision", precision, PRECISIONS)
+    tp = check_int("tensor_parallel", tensor_parallel, allow_array=False, maximum=1024)
+    bl = tuple(int(b) for b in bs)
+    lin_comm = _linear_many(spec, g, tuple(b + ch for b in bl), prec, tp)
+    dec = _decode_attention_many(spec, g, bl, ctx, prec, tp)
+    pre = _attention_s(spec, g, "prefill", 1, ch, prec, tp)
+    tpot = np.array([lin + d + pre + comm + CUDA_GRAPH_LAUNCH_S
+                     for (lin, comm), d in zip(lin_comm, dec, strict=True)])  # fmt: skip
     ttft = math.ceil(p / ch) * tpot
     ok = (ttft <= f_slo) & (tpot <= p_slo) & (bs <= kv.sequences_paged)
     best = int(bs[ok].max()) if ok.any() else 0

@@ -209,7 +209,7 @@ def read_profile(
             ts, dur = float(e["ts"]), float(e.get("dur", 0.0))
         except (KeyError, TypeError, ValueError, OverflowError):
             continue
-        if not (np.isfinite(ts) and np.isfinite(dur)) or dur < 0:
+        if not (math.isfinite(ts) and math.isfinite(dur)) or dur < 0:
             continue
         cat = e.get("cat")
         args = dict(e["args"]) if isinstance(e.get("args"), dict) else {}
@@ -358,13 +358,15 @@ def _kernel_rows(p: Profile, g: Gpu | None) -> list[KernelRow]:
     rows: list[KernelRow] = []
     gemm_idx: list[int] = []
     gemm_shapes: list[tuple[int, int, int, int, str]] = []
+    if g is not None:
+        # the same constants for every kernel: read once per trace, not once per kernel
+        cal = achievable(g, "fp32")
+        bw = g.memory_bandwidth_bytes_per_s * cal.memory_fraction
     for ev in p.gpu_events:
         op = launch.get(ev["args"].get("correlation"), {})
         kind = _kind(ev)
         shapes, dt, pred = op.get("args", {}).get("Input Dims"), "", None
         if g is not None:
-            cal = achievable(g, "fp32")
-            bw = g.memory_bandwidth_bytes_per_s * cal.memory_fraction
             nbytes = ev["args"].get("bytes")
             if kind == "memcpy" and isinstance(nbytes, (int, float)) and nbytes >= 0:
                 host = "HtoD" in ev["name"] or "DtoH" in ev["name"]

@@ -50,7 +50,7 @@ def plot_slo(result: Any, ax: Any = None) -> Artists:
     ax.set_yscale("log")
     vals = np.concatenate([np.asarray(result.ttft_s), np.asarray(result.tpot_s),
                            [result.ttft_slo_s, result.tpot_slo_s]]) * 1e3  # fmt: skip
-    ax.set_ylim(float(vals.min()) / 1.5, float(vals.max()) * 1.5)
+    ax.set_ylim(*_decades(vals))
     ax.set_xlim(b.min() / 1.5, b.max() * 1.5)
     ax.set_xlabel("decode batch (sequences)")
     ax.set_ylabel("predicted time (ms)")
@@ -74,14 +74,21 @@ def update_slo(artists: Artists, result: Any) -> bool:
     artists.best.set_xdata([result.best_batch or np.nan] * 2)
     artists.title.set_text(f"largest batch meeting both SLOs: {result.best_batch or 'none'}")
     values = np.concatenate([ttft, tpot, [result.ttft_slo_s * 1e3, result.tpot_slo_s * 1e3]])
-    lo, hi = artists.ax.get_ylim()
-    want_lo, want_hi = float(values.min()) / 1.5, float(values.max()) * 1.5
+    want = _decades(values)
     x_lo, x_hi = artists.ax.get_xlim()
-    changed = want_lo < lo or want_hi > hi or want_hi < hi / 10 or b.min() < x_lo or b.max() > x_hi
+    changed = not np.allclose(artists.ax.get_ylim(), want) or b.min() < x_lo or b.max() > x_hi
     if changed:
-        artists.ax.set_ylim(want_lo, want_hi)
+        artists.ax.set_ylim(*want)
         artists.ax.set_xlim(b.min() / 1.5, b.max() * 1.5)
     return changed
+
+
+def _decades(values: np.ndarray) -> tuple[float, float]:
+    """Whole decades around ``values`` (with a margin of 1.5x), so that the y-range, and with
+    it the axes' full redraw, changes only when a curve crosses a decade."""
+    lo = 10.0 ** np.floor(np.log10(float(values.min()) / 1.5))
+    hi = 10.0 ** np.ceil(np.log10(float(values.max()) * 1.5))
+    return float(lo), float(hi)
 
 
 def plot_profile_timeline(report: Any, ax: Any = None) -> Artists:

@@ -92,6 +92,11 @@ class FigureView:
         self._png = self._encode()
         self.image.value = self._png
 
+    def show_png(self, png: bytes) -> None:
+        """Show a PNG this view encoded earlier (of the figure as it is drawn now)."""
+        self._png = png
+        self.image.value = png
+
     def _encode(self) -> bytes:
         pil = require("PIL.Image", "figures")
         width, height = self.canvas.get_width_height()

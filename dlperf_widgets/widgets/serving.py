@@ -11,6 +11,7 @@ from ..core.inference import MODELS
 from ..core.results import format_quantity
 from ..core.serving import KvBudget, ServingSlo, kv_budget, serving_slo
 from ..plots.serving import plot_profile_timeline, plot_slo, update_slo
+from ..plots.style import style_context
 from ._base import Explorer, gpu_dropdown, parse_int, widgets
 
 __all__ = ["ServingExplorer", "TraceExplorer"]
@@ -138,17 +139,45 @@ class TraceExplorer(Explorer):
                 continuous_update=False,
             ),
         }
+        # id(report) -> (report, its axes, its PNG), oldest first
+        self._drawn: dict[int, tuple[Any, Any, bytes]] = {}
         self._setup(controls, rows=[["trace", "gpu"]])
 
     def _compute(self) -> Any:
         c = self.controls
         return _explained(str(c["trace"].value), str(c["gpu"].value).strip())
 
+    # traces whose drawn timeline is kept (as many as _explained keeps reports)
+    _kept = 8
+
     def _render(self, result: Any, changed: set[str]) -> None:
         self.output.value = _findings_html(result)
-        self.view.ax.clear()
-        plot_profile_timeline(result, self.view.ax)
-        self.view.redraw(full=True)
+        view = self.view
+        # each trace gets its own axes, drawn once; switching back to a drawn trace shows its
+        # axes alone and its kept PNG, without drawing or encoding again
+        drawn = self._drawn
+        hit = drawn.pop(id(result), None)  # each entry holds its report, so ids stay unique
+        if hit is None:
+            if view.ax in view.figure.axes and not any(a is view.ax for _, a, _ in drawn.values()):
+                ax = view.ax  # the figure's first axes, holding no trace yet
+            else:
+                with style_context():
+                    ax = view.figure.add_subplot()
+        else:
+            ax = hit[1]
+        for _, other, _ in drawn.values():
+            other.set_visible(False)
+        ax.set_visible(True)
+        view.ax = ax
+        if hit is None:
+            plot_profile_timeline(result, ax)
+            view.redraw(full=True)
+            hit = (result, ax, view.png())
+            while len(drawn) >= self._kept:
+                drawn.pop(next(iter(drawn)))[1].remove()
+        else:
+            view.show_png(hit[2])
+        drawn[id(result)] = hit
 
 
 def _findings_html(r: Any) -> str:

@@ -111,6 +111,24 @@ def test_a_prefill_chunk_costs_decodes_time_but_less_than_running_it_apart():
     assert dec.step_s < both.step_s < dec.step_s + pre.step_s
 
 
+@pytest.mark.parametrize(
+    ("model", "gpu", "prompt", "chunk", "precision", "tp"),
+    [("llama-2-7b", "A100", 1024, 512, "fp16", 1), ("llama-2-7b", "H100", 3000, 96, "fp8", 1),
+     ("llama-2-70b", "H100", 200, 2048, "fp16", 4), ("llama-2-13b", "V100", 7, 1, "fp16", 2)],
+)  # fmt: skip
+def test_slo_sweep_is_exactly_one_mixed_step_per_batch(model, gpu, prompt, chunk, precision, tp):
+    """serving_slo prices its sweep's steps together; each TPOT is still bit for bit the
+    mixed_step of that batch (a kernel's price must not depend on the kernels priced with
+    it), odd batch sizes and tensor parallelism included."""
+    r = sv.serving_slo(model, gpu, prompt_len=prompt, output_len=100, chunk=chunk,
+                       precision=precision, tensor_parallel=tp,
+                       batches=[1, 3, 8, 100, 512])  # fmt: skip
+    each = [sv.mixed_step(model, gpu, decode_batch=int(b), context=prompt + 50, chunk=chunk,
+                          precision=precision, tensor_parallel=tp).step_s
+            for b in r.batches]  # fmt: skip
+    assert list(r.tpot_s) == each
+
+
 def test_slo_best_batch_is_the_largest_meeting_both_limits():
     """The chosen batch meets TTFT and TPOT and the KV cache; the next batch in the sweep
     misses one of them; TTFT is ceil(prompt / chunk) mixed steps."""

@@ -46,3 +46,31 @@ def test_trace_explorer_lists_the_ranked_fixes(close_after, error_count):
     assert error_count(w) == 1 and w.result is first
     w.controls["trace"].value = "distributed_recsys_rank0"
     assert error_count(w) == 0 and w.result.communication_s > 0
+
+
+def test_trace_explorer_redraws_a_trace_only_the_first_time(close_after):
+    """Coming back to a drawn trace shows that trace's own PNG and axes (title names it)
+    without another full draw; only the current trace's axes is visible."""
+    w = TraceExplorer("a100_alexnet_forward")
+    close_after(w)
+    first_png = w.view.image.value
+    w.controls["trace"].value = "distributed_recsys_rank0"
+    assert w.view.image.value != first_png
+    draws = w.view.full_draws
+    w.controls["trace"].value = "a100_alexnet_forward"
+    assert w.view.full_draws == draws and w.view.image.value == first_png
+    visible = [ax for ax in w.view.figure.axes if ax.get_visible()]
+    assert visible == [w.view.ax]
+    assert w.view.ax.get_title().startswith(w.result.name)
+
+
+def test_serving_explorer_small_moves_keep_the_axes(close_after):
+    """A prompt length that keeps the curves inside the same decades moves only the curves
+    (a blit), and the plotted TPOT line is the core's sweep."""
+    w = ServingExplorer()
+    close_after(w)
+    full = w.view.full_draws
+    w.controls["prompt_len"].value = "960"
+    assert w.view.full_draws == full
+    slo, _ = w.result
+    assert list(w._artists.tpot.get_ydata()) == list(slo.tpot_s * 1e3)
