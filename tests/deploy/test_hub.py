@@ -31,6 +31,7 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -366,7 +367,7 @@ async def _run_notebook(hub: Hub, name: str, token: str) -> dict[str, object]:
     }
 
 
-def test_three_learners_run_notebook_00_on_their_own_servers(hub: Hub) -> None:
+def test_three_learners_run_notebook_00_on_their_own_servers(hub: Hub, run_coroutine: Any) -> None:
     """Guards the recipe's core promise: with deploy/jupyterhub_config.py, learners log in
     with the class password, get a server each, and notebook 00 runs in every learner's
     own kernel with no error and the same printed numbers as the committed notebook."""
@@ -380,7 +381,7 @@ def test_three_learners_run_notebook_00_on_their_own_servers(hub: Hub) -> None:
     async def everyone() -> list[dict[str, object]]:
         return await asyncio.gather(*(_run_notebook(hub, n, tokens[n]) for n in LEARNERS))
 
-    results = dict(zip(LEARNERS, asyncio.run(everyone()), strict=True))
+    results = dict(zip(LEARNERS, run_coroutine(everyone()), strict=True))
     for name, result in results.items():
         torch = "with" if result["torch"] else "without"
         print(f"[hub] {name} ({torch} PyTorch): server ready after {ready[name]:.1f} s, notebook 00 in "
@@ -473,7 +474,7 @@ async def _learner_nbgrader(kernel: Kernel, *args: str) -> None:
     assert stdout.startswith(f"0 {kernel.name}\n"), f"{kernel.name}: nbgrader {args}:\n{stdout}"
 
 
-def test_nbgrader_release_fetch_submit_collect_autograde(hub: Hub) -> None:
+def test_nbgrader_release_fetch_submit_collect_autograde(hub: Hub, run_coroutine: Any) -> None:
     """Guards the recipe's nbgrader exchange (deploy/nbgrader_config.py): an exercise released
     by the instructor is fetched and submitted from learners' own servers, filed under their
     hub names, collected and autograded; alice, who answered task 1 with the instructor's
@@ -518,7 +519,7 @@ def test_nbgrader_release_fetch_submit_collect_autograde(hub: Hub) -> None:
     async def both() -> None:
         await asyncio.gather(*(fetch_answer_submit(name) for name in learners))
 
-    asyncio.run(both())
+    run_coroutine(both())
     _instructor(hub, course, "collect", ASSIGNMENT)
     assert sorted(p.name for p in (course / "submitted").iterdir()) == sorted(learners)
     _instructor(hub, course, "autograde", ASSIGNMENT, "--create")

@@ -15,6 +15,7 @@ import json
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,7 +51,7 @@ def test_the_measuring_notebook_is_left_out_and_the_model_notebooks_go_in() -> N
         assert chosen[f"{name}.ipynb"] is True, name
 
 
-def test_the_install_cell_does_nothing_outside_the_browser() -> None:
+def test_the_install_cell_does_nothing_outside_the_browser(run_coroutine: Any) -> None:
     """Guards downloaded copies of the site's notebooks: the install cell touches piplite only
     under Pyodide (sys.platform "emscripten"); in ordinary Python it does nothing."""
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
@@ -58,7 +59,7 @@ def test_the_install_cell_does_nothing_outside_the_browser() -> None:
     namespace: dict[str, object] = {}
     result = eval(code, namespace)  # a coroutine, as the cell holds an await
     if asyncio.iscoroutine(result):
-        asyncio.run(result)
+        run_coroutine(result)
     assert "piplite" not in namespace
 
 

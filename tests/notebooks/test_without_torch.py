@@ -75,8 +75,19 @@ def test_notebook_runs_without_torch(path, tmp_path, monkeypatch):
         if out.get("output_type") == "stream"
         for line in out.get("text", "").splitlines()
     ]
-    # each marked cell printed its one line and nothing else (torch and transformers are
-    # the only packages the markers name, and both are blocked here)
-    assert len(said) == len(marked), said
-    assert all(line.startswith("[skipped] this cell needs") for line in said), said
-    assert all("pip install torch" in line for line in said), said
+    # each marked cell printed its one line (torch and transformers are the only packages
+    # the markers name, and both are blocked here) and raised nothing. Counted per cell: a
+    # progress line an earlier cell's thread flushes late can land in the next cell's
+    # stream on a loaded machine, and is not the marked cell's doing.
+    for cell in marked:
+        lines = [
+            line
+            for out in cell.get("outputs", [])
+            if out.get("output_type") == "stream"
+            for line in out.get("text", "").splitlines()
+        ]
+        skips = [line for line in lines if line.startswith("[skipped] this cell needs")]
+        assert len(skips) == 1, (cell.get("id"), lines)
+        assert "pip install torch" in skips[0], skips
+        assert not any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+    assert len(said) >= len(marked), said
