@@ -140,7 +140,8 @@ def _kv_bytes_per_token(spec: LlmSpec, kv_dtype: str, tp: int) -> float:
     """K and V of one token on one GPU: 2 x layers x KV heads (split by TP, at least one
     each) x head dim x bytes (PagedAttention paper, section 3)."""
     kvh = max(1, spec.kv_heads // tp)
-    return 2.0 * spec.layers * kvh * spec.head_dim * _dtype(kv_dtype).bytes_per_element
+    per_head = spec.kv_values_per_token // spec.kv_heads  # 2 x layers x head dim
+    return float(per_head * kvh) * _dtype(kv_dtype).bytes_per_element
 
 
 # ----------------------------------------------------------------------------- paged cache

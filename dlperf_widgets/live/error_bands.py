@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..core.dtypes import dtype as _dtype
-from ..core.gemm import gemm_sweep
 from ..core.uncertainty import dtype_class
-from .traces import Trace, list_traces, load_trace, model_options
+from .traces import Trace, list_traces, load_trace, sweep_rows
 
 __all__ = ["trace_residuals"]
 
@@ -48,25 +47,18 @@ def trace_residuals(traces: Iterable[str | Trace] | None = None) -> dict[str, An
             if r["op"] == "gemm" and r["m"] and r["n"] and r["k"] and r["measured_time_s"]
         ]
         # each row run as reconcile runs it: its own beta, timing context, cache state and
-        # activation quantisation (traces.model_options), vectorised per group of options
-        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-        for r in rows:
-            groups.setdefault((r["dtype"], *model_options(r).items()), []).append(r)
-        for (dt, *opts), sel in groups.items():
-            m, n, k, b = (
-                np.array([r[c] or 1 for r in sel], dtype=np.int64) for c in ("m", "n", "k", "batch")
-            )
-            s = gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b, **dict(opts))
+        # activation quantisation (traces.sweep_rows)
+        for idx, dt, s in sweep_rows(rows, g):
             d = _dtype(dt)
             unit = g.unit_for(d) if g.supports(d) else "cuda"
-            cols["trace"] += [tr.name] * len(sel)
-            cols["gpu"] += [g.name] * len(sel)
-            cols["architecture"] += [g.architecture] * len(sel)
-            cols["dtype"] += [d.name] * len(sel)
-            cols["dtype_class"] += [dtype_class(unit, d.name)] * len(sel)
+            cols["trace"] += [tr.name] * len(idx)
+            cols["gpu"] += [g.name] * len(idx)
+            cols["architecture"] += [g.architecture] * len(idx)
+            cols["dtype"] += [d.name] * len(idx)
+            cols["dtype_class"] += [dtype_class(unit, d.name)] * len(idx)
             cols["bound"] += np.asarray(s.time_limiter).astype(str).tolist()
             cols["predicted_time_s"] += np.asarray(s.predicted_time_s, dtype=float).tolist()
-            cols["measured_time_s"] += [float(r["measured_time_s"]) for r in sel]
+            cols["measured_time_s"] += [float(rows[i]["measured_time_s"]) for i in idx]
     out: dict[str, Any] = {k: np.asarray(v) for k, v in cols.items()}
     out["predicted_time_s"] = out["predicted_time_s"].astype(np.float64)
     out["measured_time_s"] = out["measured_time_s"].astype(np.float64)

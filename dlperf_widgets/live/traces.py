@@ -20,7 +20,7 @@ import functools
 import io
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -57,6 +57,7 @@ __all__ = [
     "model_options",
     "predict_rows",
     "reconcile_trace",
+    "sweep_rows",
     "tile_agreement",
     "trace_overlay",
     "write_trace",
@@ -396,11 +397,10 @@ def model_options(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def predict_rows(rows: list[dict[str, Any]], g: Gpu) -> tuple[np.ndarray, np.ndarray]:
-    """The model's predicted and the plain roofline's time for GEMM rows, in row order, each
-    run in the row's own context (:func:`model_options`), vectorised per group of options."""
-    predicted = np.full(len(rows), np.nan)
-    roof = np.full(len(rows), np.nan)
+def sweep_rows(rows: list[dict[str, Any]], g: Gpu) -> Iterator[tuple[list[int], str, Any]]:
+    """The model run on GEMM rows as reconcile runs them, each in its own context
+    (:func:`model_options`): ``(indices into rows, dtype, gemm_sweep result)`` per group of
+    rows sharing a dtype and options, one vectorised call each."""
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, r in enumerate(rows):
         key = (r["dtype"], *model_options(r).items())
@@ -410,7 +410,15 @@ def predict_rows(rows: list[dict[str, Any]], g: Gpu) -> tuple[np.ndarray, np.nda
         m, n, k, b = (
             np.array([r[c] or 1 for r in sel], dtype=np.int64) for c in ("m", "n", "k", "batch")
         )
-        s = gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b, **dict(opts))
+        yield idx, dt, gemm_sweep(m, n, k, dtype=dt, gpu=g, batch=b, **dict(opts))
+
+
+def predict_rows(rows: list[dict[str, Any]], g: Gpu) -> tuple[np.ndarray, np.ndarray]:
+    """The model's predicted and the plain roofline's time for GEMM rows, in row order, each
+    run in the row's own context (:func:`sweep_rows`)."""
+    predicted = np.full(len(rows), np.nan)
+    roof = np.full(len(rows), np.nan)
+    for idx, _, s in sweep_rows(rows, g):
         predicted[idx] = np.asarray(s.predicted_time_s, dtype=np.float64)
         roof[idx] = np.asarray(s.roofline_time_s, dtype=np.float64)
     return predicted, roof
