@@ -198,7 +198,12 @@ def mfu(
     per_gpu = rate / n_gpus
     hfu = per_gpu * max(model, hw) / peak
     if not hfu <= 1.0:  # above 100 % (or inf): no run does more than its peak
-        shown = f"{hfu:.0%}" if math.isfinite(hfu) else "an unbounded multiple"
+        if not math.isfinite(hfu):
+            shown = "an unbounded multiple"
+        elif hfu < 100:
+            shown = f"{hfu:.0%}"
+        else:  # a multiple, kept short however absurd the inputs
+            shown = f"{hfu:.3g} times"
         raise InvalidParameter(
             f"'tokens_per_s' must be a rate the GPUs can reach: {rate:.4g} tokens/s on "
             f"{n_gpus} GPU(s) would need {shown} of the peak, more than 100 % (check the "
