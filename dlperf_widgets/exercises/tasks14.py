@@ -1,120 +1,163 @@
-"""Tasks of exercises/14_reading_a_profile_exercises.ipynb (on the shipped GPU traces)."""
+"""Tasks of exercises/13_serving_llms_exercises.ipynb."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any
-
-from ._check import Mistake, Params, Task
-
-
-@lru_cache(maxsize=4)
-def _report(name: str, gpu: str = "") -> Any:
-    from ..live.profile import explain, shipped_profiles
-
-    return explain(shipped_profiles()[name], gpu or None)
+from ..core.serving import (
+    expected_accepted_tokens,
+    experts_hit,
+    kv_budget,
+    serving_slo,
+)
+from ._check import Mistake, Params, Task, first_design
 
 
-def _share(p: Params, kind: str) -> float:
-    r = _report(p["trace"])
-    return sum(k.time_s for k in r.kernels if k.kind == kind) / r.kernel_time_s
+def _kv(p: Params, **kw: object):  # type: ignore[no-untyped-def]
+    args = {k: p[k] for k in ("prompt_len", "output_len") if k in p}
+    return kv_budget(p["model"], p["gpu"], **{**args, **kw})
+
+
+def _chunk_problem(p: Params, chunk: int) -> str:
+    """'' when ``batch`` decodes with prompts of ``prompt_len`` meet both SLOs at this chunk."""
+    if chunk > p["prompt_len"]:
+        return f"a chunk longer than the {p['prompt_len']}-token prompt is the whole prompt."
+    r = serving_slo(p["model"], p["gpu"], prompt_len=p["prompt_len"], output_len=256,
+                    chunk=chunk, ttft_slo_s=p["ttft_s"], tpot_slo_s=p["tpot_s"],
+                    batches=[p["batch"]])  # fmt: skip
+    ttft, tpot = float(r.ttft_s[0]), float(r.tpot_s[0])
+    if tpot > p["tpot_s"]:
+        return (
+            f"with {chunk}-token chunks every step takes {tpot * 1e3:.1f} ms, over the TPOT "
+            "target: take a smaller chunk."
+        )
+    if ttft > p["ttft_s"]:
+        return (
+            f"with {chunk}-token chunks the prompt needs {-(-p['prompt_len'] // chunk)} steps, "
+            f"{ttft * 1e3:.0f} ms to the first token, over the TTFT target: take a larger chunk."
+        )
+    return ""
 
 
 TASKS = [
     Task(
-        id="14.busy_share",
-        question="share of the span (first to last kernel) the GPU is busy, 0-1",
-        kind="number",
-        params={"trace": "v100_cnn_training"},
-        expected=lambda p: _report(p["trace"]).gpu_busy_s / _report(p["trace"]).span_s,
+        id="13.kv_blocks",
+        question="KV blocks of 16 tokens vLLM-style sizing leaves for the cache",
+        kind="integer",
+        params={"model": "llama-2-7b", "gpu": "A100-SXM4-80GB"},
+        expected=lambda p: _kv(p).blocks,
         mistakes=(
             Mistake(
-                "percent",
-                lambda p: 100 * _report(p["trace"]).gpu_busy_s / _report(p["trace"]).span_s,
-                "give a fraction between 0 and 1, not a percentage.",
-            ),
-        ),
-        hint="union of kernel intervals ÷ (end of the last kernel − start of the first).",
-    ),
-    Task(
-        id="14.copy_share",
-        question="share of the GPU's kernel time spent in host-device copies, 0-1",
-        kind="number",
-        params={"trace": "a100_alexnet_forward"},
-        expected=lambda p: _share(p, "memcpy"),
-        rel_tol=0.02,
-        mistakes=(
-            Mistake(
-                "share of the span",
-                lambda p: (
-                    sum(k.time_s for k in _report(p["trace"]).kernels if k.kind == "memcpy")
-                    / _report(p["trace"]).span_s
+                "whole card",
+                lambda p: int(
+                    (_kv(p).kv_budget_bytes + 0.1 * _kv(p).capacity_bytes) // _kv(p).block_bytes
                 ),
-                "divide by the kernels' total time, not the 12.9 s span (mostly host pauses).",
+                "the engine uses 0.9 of the card (gpu_memory_utilization); the rest is reserve.",
             ),
-        ),
-        hint="sum the durations of the gpu_memcpy events and divide by all GPU events' time.",
-    ),
-    Task(
-        id="14.pinned_time",
-        question="seconds the pageable copies would take at the PCIe 4 link's 32 GB/s",
-        kind="number",
-        params={"trace": "a100_alexnet_forward"},
-        expected=lambda p: sum(
-            k.predicted_s
-            for k in _report(p["trace"]).kernels
-            if k.kind == "memcpy" and "Pageable" in k.name
-        ),
-        rel_tol=0.05,
-        mistakes=(
             Mistake(
-                "measured time",
-                lambda p: sum(
-                    k.time_s
-                    for k in _report(p["trace"]).kernels
-                    if k.kind == "memcpy" and "Pageable" in k.name
+                "no workspace",
+                lambda p: int(
+                    (_kv(p).kv_budget_bytes + _kv(p).workspace_bytes) // _kv(p).block_bytes
                 ),
-                "that is what the copies took; the question is the link's time for their bytes.",
+                "keep the 1 GiB workspace out of the cache too.",
             ),
         ),
-        hint="bytes of the pageable copies (args['bytes']) ÷ 32e9.",
+        hint="(0.9 × capacity − weights − activations − workspace) ÷ (16 × KV bytes per token).",
     ),
     Task(
-        id="14.top_fix",
-        question="the fix ranked first on the 128-GPU job's trace (first word)",
-        kind="choice",
-        choices=("pin", "pad", "batch", "fuse", "capture"),
-        params={"trace": "distributed_recsys_rank0"},
-        expected=lambda p: _report(p["trace"]).findings[0].fix.split()[0],
+        id="13.paged_sequences",
+        question="requests of prompt_len + output_len tokens that fit the paged cache",
+        kind="integer",
+        params={
+            "model": "opt-13b",
+            "gpu": "A100-SXM4-40GB",
+            "prompt_len": 500,
+            "output_len": 190,
+        },
+        expected=lambda p: _kv(p).sequences_paged,
         mistakes=(
             Mistake(
-                "fuse",
-                lambda p: "fuse",
-                "fusion recovers about 4 ms here; the GPU waits longer on kernel launches.",
+                "tokens, not blocks",
+                lambda p: int(_kv(p).blocks * 16 // (p["prompt_len"] + p["output_len"])),
+                "a sequence holds whole blocks: 690 tokens take ceil(690 / 16) = 44 blocks.",
             ),
         ),
-        hint="explain(trace).findings[0].",
+        hint="blocks ÷ ceil((prompt + output) / 16), rounded down.",
     ),
     Task(
-        id="14.comm_overlap",
-        question="share of the communication kernels' time that overlaps computation, 0-1",
+        id="13.chunk_for_slo",
+        question="a prefill chunk (tokens) that meets both SLOs for the running batch",
+        kind="design",
+        params={
+            "model": "llama-2-7b",
+            "gpu": "A100-SXM4-80GB",
+            "prompt_len": 2048,
+            "batch": 16,
+            "ttft_s": 0.4,
+            "tpot_s": 0.05,
+        },
+        expected=lambda p: first_design(_chunk_problem, p, range(64, 2049, 64), "chunk"),
+        validate=_chunk_problem,
+        mistakes=(
+            Mistake(
+                "whole prompt",
+                lambda p: p["prompt_len"],
+                "one 2048-token chunk makes every decode step a full prefill: TPOT explodes.",
+            ),
+        ),
+        hint="try serving_slo(..., chunk=c, batches=[16]) for a few chunk sizes.",
+    ),
+    Task(
+        id="13.spec_tokens",
+        question="expected tokens per target pass, acceptance a and draft length k",
         kind="number",
-        params={"trace": "distributed_recsys_rank0"},
-        expected=lambda p: (
-            _report(p["trace"]).communication_overlapped_s / _report(p["trace"]).communication_s
-        ),
-        rel_tol=0.02,
+        params={"acceptance": 0.7, "draft_len": 3},
+        expected=lambda p: expected_accepted_tokens(p["acceptance"], p["draft_len"]),
         mistakes=(
             Mistake(
-                "exposed share",
-                lambda p: (
-                    1
-                    - _report(p["trace"]).communication_overlapped_s
-                    / _report(p["trace"]).communication_s
-                ),
-                "that is the exposed share; the question asks for the hidden (overlapped) one.",
+                "no bonus token",
+                lambda p: expected_accepted_tokens(p["acceptance"], p["draft_len"]) - 1,
+                "the target always adds one token of its own (the correction or the bonus).",
+            ),
+            Mistake(
+                "a times k",
+                lambda p: p["acceptance"] * p["draft_len"] + 1,
+                "a drafted token counts only if all before it were accepted: 1 + a + a² + a³.",
             ),
         ),
-        hint="overlap = comm + compute − union(comm, compute), over the comm time.",
+        hint="(1 − a^(k+1)) / (1 − a).",
+    ),
+    Task(
+        id="13.experts_hit",
+        question="experts a Mixtral layer reads per decode step at this batch (uniform routing)",
+        kind="number",
+        params={"batch": 3, "experts": 8, "top_k": 2},
+        expected=lambda p: experts_hit(p["batch"], p["experts"], p["top_k"]),
+        mistakes=(
+            Mistake(
+                "batch times k",
+                lambda p: p["batch"] * p["top_k"],
+                "tokens often pick the same experts: count the expected distinct ones.",
+            ),
+        ),
+        hint="E × (1 − (1 − k/E)^B).",
+    ),
+    Task(
+        id="13.out_of_blocks",
+        question="sequences of 4096 tokens (2048 in, 2048 out) that fit before blocks run out",
+        kind="integer",
+        params={
+            "model": "llama-2-13b",
+            "gpu": "A100-SXM4-40GB",
+            "prompt_len": 2048,
+            "output_len": 2048,
+        },
+        expected=lambda p: _kv(p).sequences_paged,
+        mistakes=(
+            Mistake(
+                "prompt only",
+                lambda p: _kv(p, output_len=0).sequences_paged,
+                "the cache grows with every generated token: size it for prompt + output.",
+            ),
+        ),
+        hint="kv_budget(model, gpu, prompt_len=..., output_len=...).sequences_paged.",
     ),
 ]
