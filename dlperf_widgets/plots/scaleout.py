@@ -145,7 +145,9 @@ _PHASE_COLORS = {
     "pipeline drain": COLORS["idle"],
     "tensor/pipeline comm": COLORS["memory"],
     "gradient all-reduce": COLORS["wasted"],
-    "ZeRO-3 traffic": COLORS["wasted"],
+    # one colour per series: ZeRO-3's gathers are not the gradient all-reduce
+    "ZeRO-3 traffic": OKABE_ITO["reddish_purple"],
+    "waiting for launches": OKABE_ITO["yellow"],
 }
 _LANES = ("compute", "network")
 
