@@ -81,11 +81,12 @@ c.JupyterHub.load_groups = {"instructors": {"users": sorted(INSTRUCTORS)}}
 # Memory per learner, resident (deploy/README.md, "What a learner needs"; JupyterHub 6.1,
 # Python 3.11, CPU build of PyTorch 2.13). Measured by tests/deploy/test_hub.py: the server
 # 172 MB; server + the kernel of notebook 00 285 MB without PyTorch, 503 MB once a cell has
-# imported PyTorch. Measured by running notebook 12 with nbclient (peak RSS, ru_maxrss): the
+# imported PyTorch. Measured by running the notebook that times an all-reduce (then numbered
+# 12, now 13) with nbclient (peak RSS, ru_maxrss): the
 # kernel 349 MB and the larger of the two gloo workers of its all-reduce timing 347 MB, both
 # workers alive at once: 349 + 2 x 347 + 172 = 1.22 GB at the peak.
 # The guarantee covers the steady state with PyTorch (512 MiB = 537 MB > 503 MB); the limit
-# covers the notebook 12 peak with 0.4 GB to spare, e.g. for a second kernel without PyTorch
+# covers the notebook 13 peak with 0.4 GB to spare, e.g. for a second kernel without PyTorch
 # (113 MB). JupyterHub's K/M/G suffixes are powers of 1024: 1.5G = 1.61 GB.
 c.Spawner.mem_guarantee = "512M"
 c.Spawner.mem_limit = "1.5G"

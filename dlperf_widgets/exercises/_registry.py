@@ -23,6 +23,7 @@ MODULES = (
     "tasks12",
     "tasks13",
     "tasks14",
+    "tasks15",
 )
 
 

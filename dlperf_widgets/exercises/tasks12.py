@@ -1,5 +1,5 @@
-"""Tasks of exercises/12_low_precision_and_scale_exercises.ipynb: FP8 scales, block formats,
-MFU, pipeline bubbles, all-reduce time, and FP8 alignment."""
+"""Tasks of exercises/12_low_precision_exercises.ipynb: FP8 scales, the bytes of a
+block-scaled format, and an FP8 layer sized for alignment, time and memory."""
 
 from __future__ import annotations
 
@@ -13,19 +13,6 @@ def _fp8_scale(p: Params, **change: Any) -> float:
 
     q = {**p, **change}
     return float(fp8_scale(q["amax"], q["format"], margin=q["margin"]))
-
-
-def _mfu(p: Params, **change: Any) -> float:
-    from ..core.mfu import mfu
-
-    q = {**p, **change}
-    return mfu(q["tokens_per_s"], q["params"], gpus=q["gpus"], gpu=q["gpu"], dtype=q["dtype"]).mfu
-
-
-def _peak(p: Params, **kw: Any) -> float:
-    from ..core.gpus import gpu
-
-    return gpu(p["gpu"]).peak_flops(p["dtype"], **kw)
 
 
 def _hidden_problem(p: Params, h: int) -> str:
@@ -66,20 +53,13 @@ def _largest_hidden(p: Params) -> int:
     return first_design(_hidden_problem, p, range(1 << 14, 0, -16), "hidden size")
 
 
-def _bubble_s(p: Params) -> float:
-    return p["compute_s"] * (p["stages"] - 1) / p["micro_batches"]
+def _block_bytes(p: Params, **change: Any) -> float:
+    """Bytes of ``params`` weights stored in a block-scaled format, the block scales included
+    (the one FP32 scale per tensor of NVFP4 is negligible and left out)."""
+    from ..core.scaling import block_format
 
-
-def _bigger_loss(p: Params) -> str:
-    """The larger of the two idle times of a step: the 1F1B bubble ((p - 1) micro-batch
-    slots of compute_s / m each) and the non-overlapped gradient all-reduce."""
-    return "pipeline bubble" if _bubble_s(p) >= _allreduce(p) else "all-reduce"
-
-
-def _allreduce(p: Params) -> float:
-    from ..core.scaleout import allreduce_time
-
-    return float(allreduce_time(p["size_bytes"], p["ranks"], bandwidth_bytes_per_s=p["bandwidth"]))
+    q = {**p, **change}
+    return q["params"] * block_format(q["format"]).bits_per_element / 8
 
 
 TASKS = [
@@ -112,80 +92,32 @@ TASKS = [
         hint="scale = 448 / amax: after multiplying, the largest magnitude lands on 448.",
     ),
     Task(
-        id="12.mfu",
-        question="MFU of the run (model FLOPs 6 N per token, dense BF16 peak)",
+        id="12.block_bytes",
+        question="bytes of the model's weights stored in NVFP4, block scales included",
         kind="number",
-        params={"tokens_per_s": 60_000, "params": 7e9, "gpus": 8, "gpu": "H100", "dtype": "bf16"},
-        expected=_mfu,
+        unit="B",
+        params={"params": 70e9, "format": "nvfp4"},
+        expected=_block_bytes,
         rel_tol=0.01,
         mistakes=(
             Mistake(
-                "forward only",
-                lambda p: _mfu(p) / 3,
-                "training counts forward and backward: 6 N FLOPs per token, not 2 N.",
+                "scales left out",
+                lambda p: p["params"] * 4 / 8,
+                "that counts the 4-bit elements only: every block of 16 also stores an 8-bit "
+                "E4M3 scale, half a bit more per element.",
             ),
             Mistake(
-                "sparse peak",
-                lambda p: p["tokens_per_s"] * 6 * p["params"] / (p["gpus"] * _peak(p, sparse=True)),
-                "that divides by the 2:4 sparse peak; MFU uses the dense peak.",
+                "MX block",
+                lambda p: _block_bytes(p, format="mxfp4"),
+                "that is MXFP4's share (one 8-bit scale per 32 elements); NVFP4 has one per 16.",
             ),
             Mistake(
-                "one GPU",
-                lambda p: _mfu(p) * p["gpus"],
-                "the tokens/s are for all 8 GPUs together: divide by 8 GPUs' peak.",
-            ),
-            Mistake(
-                "FP8 peak",
-                lambda p: _mfu(p, dtype="fp8_e4m3"),
-                "the run computes in BF16: divide by the BF16 peak (989 TFLOP/s).",
+                "bits, not bytes",
+                lambda p: _block_bytes(p) * 8,
+                "that is a count of bits; divide by 8 for bytes.",
             ),
         ),
-        hint="MFU = tokens/s x 6 N / (GPUs x peak).",
-    ),
-    Task(
-        id="12.bubble",
-        question="share of the step each stage idles (1F1B, p stages, m micro-batches)",
-        kind="number",
-        params={"stages": 8, "micro_batches": 24},
-        expected=lambda p: (p["stages"] - 1) / (p["micro_batches"] + p["stages"] - 1),
-        rel_tol=1e-3,
-        mistakes=(
-            Mistake(
-                "bubble over ideal",
-                lambda p: (p["stages"] - 1) / p["micro_batches"],
-                "(p - 1) / m is the bubble relative to the useful time; the share of the "
-                "whole step is (p - 1) / (m + p - 1).",
-            ),
-            Mistake(
-                "p over m + p",
-                lambda p: p["stages"] / (p["micro_batches"] + p["stages"]),
-                "the pipeline fills in p - 1 slots, not p.",
-            ),
-        ),
-        hint="fill and drain cost p - 1 micro-batch slots out of m + p - 1.",
-    ),
-    Task(
-        id="12.allreduce",
-        question="seconds for a ring all-reduce of the gradients (latency ignored)",
-        kind="number",
-        unit="s",
-        params={"size_bytes": 14e9, "ranks": 8, "bandwidth": 450e9},
-        expected=_allreduce,
-        rel_tol=0.01,
-        mistakes=(
-            Mistake(
-                "half the ring",
-                lambda p: _allreduce(p) / 2,
-                "that is a reduce-scatter alone; an all-reduce adds the all-gather: "
-                "2 (n - 1) / n x S bytes per GPU.",
-            ),
-            Mistake(
-                "size over bandwidth",
-                lambda p: p["size_bytes"] / p["bandwidth"],
-                "each GPU sends 2 (n - 1) / n times the gradient bytes, not once.",
-            ),
-        ),
-        hint="time = 2 (n - 1) / n x S / B with B the one-way link bandwidth.",
+        hint="bytes = parameters x (4 + 8 / 16) bits / 8.",
     ),
     Task(
         id="12.fp8_hidden",
@@ -211,36 +143,5 @@ TASKS = [
         ),
         hint="try multiples of 16 with gemm(tokens, h, h, dtype='fp8_e4m3'): read limiter "
         "and predicted_time_s, and count h*h bytes of weights.",
-    ),
-    Task(
-        id="12.step_loss",
-        question="which costs the step more: the pipeline bubble or the exposed all-reduce",
-        kind="choice",
-        choices=("pipeline bubble", "all-reduce"),
-        params={
-            "compute_s": 1.2,
-            "stages": 8,
-            "micro_batches": 8,
-            "size_bytes": 14e9,
-            "ranks": 8,
-            "bandwidth": 450e9,
-        },
-        expected=_bigger_loss,
-        mistakes=(
-            Mistake(
-                "blamed the network",
-                lambda p: "all-reduce" if _bigger_loss(p) == "pipeline bubble" else _bigger_loss(p),
-                "the all-reduce is about 2 (n - 1) / n x S / B, a fraction of a second at "
-                "NVLink speed, while 8 stages with only 8 micro-batches idle (p - 1) / m of "
-                "the compute time: more micro-batches shrink the bubble.",
-            ),
-            Mistake(
-                "blamed the pipeline",
-                lambda p: "pipeline bubble" if _bigger_loss(p) == "all-reduce" else _bigger_loss(p),
-                "with this many micro-batches the bubble is small; the gradient all-reduce "
-                "takes longer: overlap it with the backward pass.",
-            ),
-        ),
-        hint="bubble = compute x (p - 1) / m; all-reduce = 2 (n - 1) / n x S / B.",
     ),
 ]

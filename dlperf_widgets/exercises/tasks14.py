@@ -1,4 +1,4 @@
-"""Tasks of exercises/13_serving_llms_exercises.ipynb."""
+"""Tasks of exercises/14_serving_llms_exercises.ipynb."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def _chunk_problem(p: Params, chunk: int) -> str:
 
 TASKS = [
     Task(
-        id="13.kv_blocks",
+        id="14.kv_blocks",
         question="KV blocks of 16 tokens vLLM-style sizing leaves for the cache",
         kind="integer",
         params={"model": "llama-2-7b", "gpu": "A100-SXM4-80GB"},
@@ -63,7 +63,7 @@ TASKS = [
         hint="(0.9 × capacity − weights − activations − workspace) ÷ (16 × KV bytes per token).",
     ),
     Task(
-        id="13.paged_sequences",
+        id="14.paged_sequences",
         question="requests of prompt_len + output_len tokens that fit the paged cache",
         kind="integer",
         params={
@@ -83,7 +83,7 @@ TASKS = [
         hint="blocks ÷ ceil((prompt + output) / 16), rounded down.",
     ),
     Task(
-        id="13.chunk_for_slo",
+        id="14.chunk_for_slo",
         question="a prefill chunk (tokens) that meets both SLOs for the running batch",
         kind="design",
         params={
@@ -106,7 +106,7 @@ TASKS = [
         hint="try serving_slo(..., chunk=c, batches=[16]) for a few chunk sizes.",
     ),
     Task(
-        id="13.spec_tokens",
+        id="14.spec_tokens",
         question="expected tokens per target pass, acceptance a and draft length k",
         kind="number",
         params={"acceptance": 0.7, "draft_len": 3},
@@ -126,7 +126,7 @@ TASKS = [
         hint="(1 − a^(k+1)) / (1 − a).",
     ),
     Task(
-        id="13.experts_hit",
+        id="14.experts_hit",
         question="experts a Mixtral layer reads per decode step at this batch (uniform routing)",
         kind="number",
         params={"batch": 3, "experts": 8, "top_k": 2},
@@ -141,7 +141,7 @@ TASKS = [
         hint="E × (1 − (1 − k/E)^B).",
     ),
     Task(
-        id="13.out_of_blocks",
+        id="14.out_of_blocks",
         question="sequences of 4096 tokens (2048 in, 2048 out) that fit before blocks run out",
         kind="integer",
         params={

@@ -1,4 +1,4 @@
-"""Tasks of exercises/14_reading_a_profile_exercises.ipynb (on the shipped GPU traces)."""
+"""Tasks of exercises/15_reading_a_profile_exercises.ipynb (on the shipped GPU traces)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _share(p: Params, kind: str) -> float:
 
 TASKS = [
     Task(
-        id="14.busy_share",
+        id="15.busy_share",
         question="share of the span (first to last kernel) the GPU is busy, 0-1",
         kind="number",
         params={"trace": "v100_cnn_training"},
@@ -37,7 +37,7 @@ TASKS = [
         hint="union of kernel intervals ÷ (end of the last kernel − start of the first).",
     ),
     Task(
-        id="14.copy_share",
+        id="15.copy_share",
         question="share of the GPU's kernel time spent in host-device copies, 0-1",
         kind="number",
         params={"trace": "a100_alexnet_forward"},
@@ -56,7 +56,7 @@ TASKS = [
         hint="sum the durations of the gpu_memcpy events and divide by all GPU events' time.",
     ),
     Task(
-        id="14.pinned_time",
+        id="15.pinned_time",
         question="seconds the pageable copies would take at the PCIe 4 link's 32 GB/s",
         kind="number",
         params={"trace": "a100_alexnet_forward"},
@@ -80,7 +80,7 @@ TASKS = [
         hint="bytes of the pageable copies (args['bytes']) ÷ 32e9.",
     ),
     Task(
-        id="14.top_fix",
+        id="15.top_fix",
         question="the fix ranked first on the 128-GPU job's trace (first word)",
         kind="choice",
         choices=("pin", "pad", "batch", "fuse", "capture"),
@@ -96,7 +96,7 @@ TASKS = [
         hint="explain(trace).findings[0].",
     ),
     Task(
-        id="14.comm_overlap",
+        id="15.comm_overlap",
         question="share of the communication kernels' time that overlaps computation, 0-1",
         kind="number",
         params={"trace": "distributed_recsys_rank0"},

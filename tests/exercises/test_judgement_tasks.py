@@ -1,4 +1,4 @@
-"""Guards the design, debugging and estimation tasks of exercises 07-12: every valid design
+"""Guards the design, debugging and estimation tasks of exercises 07-13: every valid design
 is accepted (the sets are rebuilt here from the guides' formulas, not from the checks), each
 slip gets the hint that names it, and garbage gets one sentence."""
 
@@ -15,7 +15,7 @@ CHOICE = [
     "09.gap_reason",
     "10.profile_fix",
     "11.measured_limiter",
-    "12.step_loss",
+    "13.step_loss",
 ]
 
 
@@ -234,7 +234,7 @@ def test_fp8_hidden_accepts_many_designs_and_names_each_rule():
 def test_step_loss_compares_bubble_and_allreduce():
     """Bubble 1.2 s x 7 / 8 = 1.05 s against 2 x 7/8 x 14 GB / 450 GB/s = 54 ms; with 256
     micro-batches of a 0.1 s step the bubble is 2.7 ms and the all-reduce wins."""
-    _ok("12.step_loss", "pipeline bubble")
-    assert "micro-batches" in _hint("12.step_loss", "all-reduce")
-    _ok("12.step_loss", "all-reduce", micro_batches=256, compute_s=0.1)
-    assert "overlap" in _hint("12.step_loss", "pipeline bubble", micro_batches=256, compute_s=0.1)
+    _ok("13.step_loss", "pipeline bubble")
+    assert "micro-batches" in _hint("13.step_loss", "all-reduce")
+    _ok("13.step_loss", "all-reduce", micro_batches=256, compute_s=0.1)
+    assert "overlap" in _hint("13.step_loss", "pipeline bubble", micro_batches=256, compute_s=0.1)

@@ -233,7 +233,7 @@ def _nemo_ratios() -> dict[str, list[float]]:
 
 
 @functools.cache
-def _layouts12():  # type: ignore[no-untyped-def]
+def _layouts13():  # type: ignore[no-untyped-def]
     from dlperf_widgets.core.scaleout import step_time
 
     shape = dict(
@@ -252,20 +252,23 @@ def _layouts12():  # type: ignore[no-untyped-def]
     }
 
 
-def _fastest12() -> tuple[int, int, int]:
-    layouts = _layouts12()
+def _fastest13() -> tuple[int, int, int]:
+    layouts = _layouts13()
     return min(layouts, key=lambda k: layouts[k].step_s)
 
 
-def _mxfp8_outlier_loss() -> float:
-    """Notebook 12: MXFP8's share flushed to zero with an outlier 10^6 x the rest."""
+def _outlier_loss(fmt: str, ratio: float) -> float:
+    """Notebook 12: the share (%) of small values a format flushes to zero with one value
+    ``ratio`` x the rest ('fp8': E4M3 with one scale per tensor)."""
     import numpy as np
 
-    from dlperf_widgets.core.scaling import block_quantize
+    from dlperf_widgets.core.scaling import block_quantize, fp8_quantize
 
     x = np.random.default_rng(2).normal(0, 1e-3, 4096)
-    x[100] = 1e6 * np.abs(x).max()
-    return 100 * block_quantize(x, "mxfp8_e4m3").underflow_fraction
+    x[100] = ratio * np.abs(x).max()
+    if fmt == "fp8":
+        return 100 * fp8_quantize(x, "fp8_e4m3").underflow_fraction
+    return 100 * block_quantize(x, fmt).underflow_fraction
 
 
 def _bubble(schedule: str, **kw: int) -> float:
@@ -823,43 +826,48 @@ CLAIMS = [
         r"figures and [\d.]+ to ([\d.]+) × in the model",
         lambda: max(_nemo_ratios()["batch"]),
     ),
-    # 12: block formats with an outlier, the pipeline bubble, the 512-GPU layouts
-    Claim("12", "09f69206", r"own block \(([\d.]+) %", _mxfp8_outlier_loss),
-    Claim("12", "6e451af3", r"falls less: ([\d.]+) % to", lambda: _bubble("1f1b")),
+    # 12: block formats with an outlier; 13: the pipeline bubble, the 512-GPU layouts
+    Claim("12", "09f69206", r"own block \(([\d.]+) %", lambda: _outlier_loss("mxfp8_e4m3", 1e6)),
+    Claim("12", "09f69206", r"and NVFP4 (\d+) % at 10\^4", lambda: _outlier_loss("nvfp4", 1e4)),
+    Claim("12", "09f69206", r"its usual (\d+) %", lambda: _outlier_loss("mxfp4", 1e6)),
     Claim(
-        "12", "6e451af3", r"% to ([\d.]+) % for 8 stages", lambda: _bubble("interleaved", chunks=4)
+        "12", "09f69206", r"one scale already flushes (\d+) %", lambda: _outlier_loss("fp8", 1e4)
     ),
-    Claim("12", "979121e2", r"shortest step here is TP (\d+) ×", lambda: _fastest12()[0]),
+    Claim("13", "6e451af3", r"falls less: ([\d.]+) % to", lambda: _bubble("1f1b")),
     Claim(
-        "12",
+        "13", "6e451af3", r"% to ([\d.]+) % for 8 stages", lambda: _bubble("interleaved", chunks=4)
+    ),
+    Claim("13", "979121e2", r"shortest step here is TP (\d+) ×", lambda: _fastest13()[0]),
+    Claim(
+        "13",
         "979121e2",
         r"says ([\d.]+) GiB per 80 GiB GPU",
-        lambda: _layouts12()[(8, 1, 1)].memory_bytes / 2**30,
+        lambda: _layouts13()[(8, 1, 1)].memory_bytes / 2**30,
     ),
-    Claim("12", "979121e2", r"shortest step here is TP \d+ × PP (\d+)", lambda: _fastest12()[1]),
+    Claim("13", "979121e2", r"shortest step here is TP \d+ × PP (\d+)", lambda: _fastest13()[1]),
     Claim(
-        "12",
+        "13",
         "979121e2",
         r"collectives from ([\d.]+) s",
-        lambda: _layouts12()[(8, 4, 1)].tensor_parallel_s,
+        lambda: _layouts13()[(8, 4, 1)].tensor_parallel_s,
     ),
     Claim(
-        "12",
+        "13",
         "979121e2",
         r"s to ([\d.]+) s, more than",
-        lambda: _layouts12()[_fastest12()].tensor_parallel_s,
+        lambda: _layouts13()[_fastest13()].tensor_parallel_s,
     ),
     Claim(
-        "12",
+        "13",
         "979121e2",
         r"predicted MFUs, (\d+) to",
-        lambda: 100 * min(r.mfu for r in _layouts12().values()),
+        lambda: 100 * min(r.mfu for r in _layouts13().values()),
     ),
     Claim(
-        "12",
+        "13",
         "979121e2",
         r"predicted MFUs, \d+ to (\d+) %",
-        lambda: 100 * max(r.mfu for r in _layouts12().values()),
+        lambda: 100 * max(r.mfu for r in _layouts13().values()),
     ),
 ]
 
@@ -1178,25 +1186,29 @@ def test_prose_number_matches_the_core(claim: Claim):
         assert round(value, digits) == pytest.approx(stated), (claim.pattern, value)
 
 
-def _minutes_in_notebooks() -> dict[str, int]:
+def _minutes_in_notebooks() -> dict[str, tuple[int, int]]:
+    """Each notebook's own time line: '**Time:** about N minutes' gives (N, N), '**Time:** N to
+    M minutes' (or 'N-M minutes') gives (N, M)."""
     out = {}
     for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         first = next(c for c in nb.cells if c.cell_type == "markdown")
-        m = re.search(r"\*\*Time:\*\* about (\d+) minutes", first.source)
-        assert m, f"{path.name}: the first cell has no '**Time:** about N minutes' line"
-        out[path.stem[:2]] = int(m.group(1))
+        m = re.search(r"\*\*Time:\*\* (?:about )?(\d+)(?: ?(?:to|-|–) ?(\d+))? min", first.source)
+        assert m, f"{path.name}: the first cell has no '**Time:** about N (or N to M) minutes'"
+        out[path.stem[:2]] = (int(m.group(1)), int(m.group(2) or m.group(1)))
     return out
 
 
-def _minutes_in_table(text: str) -> dict[str, int]:
-    rows = re.findall(r"^\|[^|\n]*?(\d\d)[ _][^|\n]*\|.*\| (\d+) min \|$", text, flags=re.M)
-    return {nb: int(minutes) for nb, minutes in rows}
+def _minutes_in_table(text: str) -> dict[str, tuple[int, int]]:
+    rows = re.findall(
+        r"^\|[^|\n]*?(\d\d)[ _][^|\n]*\|.*\| (\d+)(?:[-–](\d+))? min \|$", text, flags=re.M
+    )
+    return {nb: (int(low), int(high or low)) for nb, low, high in rows}
 
 
 def test_course_table_agrees_with_each_notebook_and_the_readme():
     """Notebook 00's course table, the README's table and every notebook's own time line
-    give each notebook the same number of minutes."""
+    give each notebook the same number of minutes (or the same range)."""
     own = _minutes_in_notebooks()
     nb00 = nbformat.read(NOTEBOOKS / "00_start_here.ipynb", as_version=4)
     table = "\n".join(c.source for c in nb00.cells if c.cell_type == "markdown")
