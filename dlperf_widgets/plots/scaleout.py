@@ -148,6 +148,7 @@ _PHASE_COLORS = {
     # one colour per series: ZeRO-3's gathers are not the gradient all-reduce
     "ZeRO-3 traffic": OKABE_ITO["reddish_purple"],
     "waiting for launches": OKABE_ITO["yellow"],
+    "optimizer": OKABE_ITO["bluish_green"],
 }
 _LANES = ("compute", "network")
 

@@ -54,3 +54,19 @@ def test_step_timeline_spans_the_step(schedule):
     ends = [s + d for lane, _, s, d in r.timeline if lane == "compute"]
     assert max(ends) == pytest.approx(r.step_s - r.data_parallel_exposed_s)
     assert "MFU" in a.title.get_text() and a.bars
+
+
+def test_step_timeline_gives_each_series_its_own_colour():
+    """Every phase a timeline can hold (ZeRO-3 traffic and launch waits included) is in the
+    legend, and no two legend entries share a colour, so a reader can tell the gradient
+    all-reduce from ZeRO-3's gathers."""
+    from matplotlib.colors import to_hex
+
+    r = step_time(layers=8, hidden=1024, heads=16, seq_len=512, global_batch=32, gpus=8,
+                  pipeline_parallel=2, zero=3, gpu="A100")  # fmt: skip
+    a = plot_step_timeline(r)
+    entries = {t.get_text(): to_hex(h.get_facecolor()) for t, h in
+               zip(a.legend.get_texts(), a.legend.legend_handles, strict=True)}  # fmt: skip
+    assert len(set(entries.values())) == len(entries), entries
+    drawn = {label for _, label, _, _ in r.timeline} - {"pipeline drain"}
+    assert "ZeRO-3 traffic" in drawn and drawn <= set(entries), drawn - set(entries)
