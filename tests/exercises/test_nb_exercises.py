@@ -59,7 +59,7 @@ def test_student_copies_are_current():
 def test_duplicate_grade_id_is_named():
     """Two cells with one grade_id would merge in nbgrader's gradebook: the check names it."""
     nb = _source()
-    _find(nb, "relu_ai")["metadata"]["nbgrader"]["grade_id"] = "ops_per_byte"
+    _find(nb, "limiter_small")["metadata"]["nbgrader"]["grade_id"] = "ops_per_byte"
     problems = nb_exercises.lint(nb, NAME)
     assert any("grade_id 'ops_per_byte' is already used" in p for p in problems), problems
 
@@ -78,7 +78,7 @@ def test_unlocked_check_and_missing_points_are_named():
 def test_non_boolean_flag_and_schema_are_named():
     """nbgrader reads 'solution' as a boolean and needs schema 3."""
     nb = _source()
-    _find(nb, "relu_ai")["metadata"]["nbgrader"]["solution"] = "yes"
+    _find(nb, "limiter_small")["metadata"]["nbgrader"]["solution"] = "yes"
     _find(nb, "ops_per_byte")["metadata"]["nbgrader"]["schema_version"] = 1
     problems = nb_exercises.lint(nb, NAME)
     assert any("'solution' must be true or false" in p for p in problems), problems
@@ -89,7 +89,7 @@ def test_solution_without_markers_or_placeholder_is_named():
     """An answer cell must keep its solution between markers below `x = ...`, or the student
     copy loses its placeholder and stops at the first unanswered task."""
     nb = _source()
-    _find(nb, "relu_ai")["source"] = "relu_ai = 0.25"
+    _find(nb, "limiter_small")["source"] = "limiter_small = 'latency'"
     cell = _find(nb, "ops_per_byte")
     cell["source"] = _text(cell).replace("ops_per_byte = ...\n", "")
     problems = nb_exercises.lint(nb, NAME)
@@ -100,8 +100,8 @@ def test_solution_without_markers_or_placeholder_is_named():
 def test_check_without_hidden_test_is_named():
     """Without its hidden assertion a check cell grades nothing in nbgrader."""
     nb = _source()
-    cell = _find(nb, "check_02_relu_ai")
-    cell["source"] = 'check("02.relu_ai", relu_ai)'
+    cell = _find(nb, "check_02_limiter_small")
+    cell["source"] = 'check("02.limiter_small", limiter_small)'
     problems = nb_exercises.lint(nb, NAME)
     assert any("hidden tests" in p for p in problems), problems
 
@@ -109,19 +109,19 @@ def test_check_without_hidden_test_is_named():
 def test_task_without_its_check_is_named():
     """Deleting a check cell leaves an answer cell unchecked and a defined task unasked."""
     nb = _source()
-    nb["cells"].remove(_find(nb, "check_02_relu_ai"))
+    nb["cells"].remove(_find(nb, "check_02_limiter_small"))
     problems = nb_exercises.lint(nb, NAME)
     assert any("an answer cell without a check cell" in p for p in problems), problems
-    assert any("task '02.relu_ai' has no check cell" in p for p in problems), problems
+    assert any("task '02.limiter_small' has no check cell" in p for p in problems), problems
 
 
 def test_check_of_unknown_task_is_named():
     """A check naming a task the package does not define would only say 'no exercise task'."""
     nb = _source()
-    cell = _find(nb, "check_02_relu_ai")
-    cell["source"] = _text(cell).replace('"02.relu_ai"', '"02.relu_aj"')
+    cell = _find(nb, "check_02_limiter_small")
+    cell["source"] = _text(cell).replace('"02.limiter_small"', '"02.limiter_smal"')
     problems = nb_exercises.lint(nb, NAME)
-    assert any("'02.relu_aj'" in p for p in problems), problems
+    assert any("'02.limiter_smal'" in p for p in problems), problems
 
 
 def test_open_question_without_model_answer_is_named():
