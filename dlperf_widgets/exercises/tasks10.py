@@ -11,6 +11,11 @@ MAX_KERNELS = 1_000_000
 already far beyond any real training step, and the list stays a few tens of MB."""
 
 
+# What follows the first GEMM of a transformer's MLP (GPT-2, BERT): a bias add, then GELU.
+# The residual add comes after the second GEMM, so it is not part of this chain.
+MLP_TAIL = ("bias", "gelu")
+
+
 def _b(p: Params) -> float:
     return dtype(p["dtype"]).bytes_per_element
 
@@ -117,22 +122,22 @@ def _flash_note(p: Params) -> str:
 TASKS = [
     Task(
         id="10.fused_bytes",
-        question="DRAM bytes of the fused bias + GELU + residual-add kernel",
+        question="DRAM bytes of the fused bias + GELU kernel after an MLP's first GEMM",
         kind="number",
         unit="B",
-        params={"ops": ("bias", "gelu", "residual"), "elements": 16 * 2**20, "dtype": "fp16"},
+        params={"ops": MLP_TAIL, "elements": 16 * 2**20, "dtype": "fp16"},
         expected=lambda p: _chain(p).bytes_fused,
         mistakes=(
             Mistake(
                 "unfused",
                 lambda p: _chain(p).bytes_unfused,
-                "that is the unfused traffic: fused, only the chain's inputs are read and its "
-                "output written once.",
+                "that is the unfused traffic: fused, the chain reads its input once and "
+                "writes its output once; the intermediate stays on chip.",
             ),
             Mistake(
-                "forgot the residual",
-                lambda p: p["elements"] * 2 * _b(p),
-                "the residual add reads a second tensor from DRAM even when fused.",
+                "read only",
+                lambda p: p["elements"] * _b(p),
+                "the fused kernel also writes its output to DRAM.",
             ),
             Mistake(
                 "fp32 size",
@@ -140,7 +145,8 @@ TASKS = [
                 "the tensors are FP16: 2 bytes per value.",
             ),
         ),
-        hint="fused: read x and the residual, write the output: 3 tensor passes × 2 bytes.",
+        hint="fused: read x once, write the output once: 2 tensor passes × 2 bytes (the bias "
+        "vector is negligible).",
     ),
     Task(
         id="10.standard_attention_bytes",
@@ -245,15 +251,10 @@ TASKS = [
     ),
     Task(
         id="10.profile_fix",
-        question="a profile shows the bias, GELU and residual kernels back to back: which fix",
+        question="a profile shows the bias and GELU kernels back to back: which fix",
         kind="choice",
         choices=("fuse", "cuda graph"),
-        params={
-            "ops": ("bias", "gelu", "residual"),
-            "elements": 16 * 2**20,
-            "dtype": "fp16",
-            "launch_s": 5e-6,
-        },
+        params={"ops": MLP_TAIL, "elements": 16 * 2**20, "dtype": "fp16", "launch_s": 5e-6},
         expected=_profile_fix,
         mistakes=(
             Mistake(

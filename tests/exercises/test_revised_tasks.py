@@ -160,3 +160,13 @@ def test_saturation_bytes_from_the_constants():
     (the defaults core.calibration prints) is 8.67 MB; at the datasheet rate 10.2 MB."""
     assert check("06.saturation_bytes", 2039e9 * 0.85 * 5e-6).correct
     assert "achievable share" in _hint("06.saturation_bytes", 2039e9 * 5e-6)
+
+
+def test_fused_mlp_tail_is_bias_and_gelu():
+    """After an MLP's first GEMM come a bias add and GELU (the residual add follows the second
+    GEMM): fused, 16 Mi FP16 values are read once and written once, 2 x 32 MiB = 64 MiB;
+    unfused each op reads and writes, 128 MiB."""
+    assert task("10.fused_bytes").params["ops"] == ("bias", "gelu")
+    assert check("10.fused_bytes", 2 * 16 * 2**20 * 2).correct
+    assert "unfused" in _hint("10.fused_bytes", 4 * 16 * 2**20 * 2)
+    assert "writes its output" in _hint("10.fused_bytes", 16 * 2**20 * 2)
