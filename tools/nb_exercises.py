@@ -16,6 +16,7 @@ notebook. It reports, one line each, every problem it finds:
   solution holds ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` below a line setting the
   answer to ``...`` (an untouched student copy then runs to the end); an open question (a
   graded markdown solution) holds a model answer;
+- setup: a locked cell imports ``check`` before the first task;
 - self-checks: every answer cell is followed by a check cell, every check cell names a task
   that ``dlperf_widgets.exercises`` defines, and every task of the notebook's number is
   checked somewhere in it;
@@ -155,6 +156,21 @@ def _task_problems(cells: list[dict[str, Any]], where: str, number: str) -> list
     return problems
 
 
+SETUP_LINE = "from dlperf_widgets.exercises import check"
+
+
+def _setup_problems(cells: list[dict[str, Any]], where: str) -> list[str]:
+    """The setup cell imports ``check`` before any task and is locked (read-only)."""
+    for i, cell in enumerate(cells):
+        if cell.get("cell_type") == "code" and SETUP_LINE in _text(cell):
+            if not _nbgrader(cell).get("locked"):
+                return [f"{where} cell {i}: the setup cell must be locked"]
+            return []
+        if _nbgrader(cell).get("solution"):
+            break
+    return [f"{where}: no setup cell runs {SETUP_LINE!r} before the first task"]
+
+
 def _colab_problems(nb: dict[str, Any], name: str) -> list[str]:
     sys.path.insert(0, str(ROOT / "tools"))
     import nb_colab
@@ -190,6 +206,7 @@ def lint(nb: dict[str, Any], name: str) -> list[str]:
     number = name[:2] if re.match(r"\d\d_", name) else ""
     return (
         _metadata_problems(cells, name)
+        + _setup_problems(cells, name)
         + _task_problems(cells, name, number)
         + _colab_problems(nb, name)
     )

@@ -154,3 +154,13 @@ def test_stale_student_copy_is_named(tmp_path):
     problems = nb_exercises.lint_paths([src / NAME], out)
     assert problems == [f"{NAME}: the student copy is stale (run python -m "
                         "dlperf_widgets.exercises.release exercises exercises/student)"]  # fmt: skip
+
+
+def test_unlocked_or_missing_setup_is_named():
+    """The setup cell that imports `check` is read-only, and it comes before every task."""
+    nb = _source()
+    setup = _find(nb, "setup")
+    setup["metadata"]["nbgrader"]["locked"] = False
+    assert any("setup cell must be locked" in p for p in nb_exercises.lint(nb, NAME))
+    nb["cells"].remove(setup)
+    assert any("no setup cell" in p for p in nb_exercises.lint(nb, NAME))
