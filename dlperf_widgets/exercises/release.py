@@ -34,7 +34,7 @@ TEXT_STUB = "YOUR ANSWER HERE"
 BEGIN_SOLUTION, END_SOLUTION = "BEGIN SOLUTION", "END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 
-__all__ = ["CODE_STUB", "TEXT_STUB", "main", "release_notebook", "release_tree"]
+__all__ = ["CODE_STUB", "TEXT_STUB", "main", "release_notebook", "release_tree", "student_text"]
 
 
 class ReleaseError(ValueError):
@@ -119,6 +119,11 @@ def _dump(nb: dict[str, Any]) -> str:
     return json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
+def student_text(path: Path, code_stub: str = CODE_STUB) -> str:
+    """The file the release writes for the source notebook at ``path`` (its student copy)."""
+    return _dump(release_notebook(json.loads(path.read_text()), code_stub, name=path.name))
+
+
 def release_tree(
     src: Path, out: Path, code_stub: str = CODE_STUB, write: bool = True
 ) -> list[Path]:
@@ -128,9 +133,8 @@ def release_tree(
         raise ReleaseError(f"'SRC_DIR' must contain .ipynb notebooks (got {describe(str(src))})")
     changed = []
     for path in notebooks:
-        student = release_notebook(json.loads(path.read_text()), code_stub, name=path.name)
         target = out / path.name
-        text = _dump(student)
+        text = student_text(path, code_stub)
         if not target.exists() or target.read_text() != text:
             changed.append(target)
             if write:

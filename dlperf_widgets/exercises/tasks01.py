@@ -184,3 +184,58 @@ TASKS = [
         hint="bytes (A, B read once, C written once) ÷ memory bandwidth in bytes per second.",
     ),
 ]
+
+
+# -- critique: the kit's byte count assumes every operand crosses DRAM once ---------------------
+NO_REUSE = {"m": 8192, "n": 8192, "k": 8192, "dtype": "fp16", "gpu": "A100"}
+
+
+def _no_reuse_ratio(p: Params, *, with_c: bool = True) -> float:
+    """Bytes when every output tile reads its own slabs of A (tile rows x K) and B (K x tile
+    columns) from DRAM, nothing shared between tiles through the L2, over the kit's count
+    (A and B once, C once). The tile is the one the model picks (gemm().tile)."""
+    from ..core.gemm import gemm
+
+    r = gemm(p["m"], p["n"], p["k"], dtype=p["dtype"], gpu=p["gpu"])
+    rows, cols = (int(x) for x in r.tile.split("x"))
+    size = dtype(p["dtype"]).bytes_per_element
+    tiles = -(-p["m"] // rows) * -(-p["n"] // cols)
+    reads = tiles * (rows + cols) * p["k"] * size
+    c = p["m"] * p["n"] * size if with_c else 0.0
+    return float((reads + c) / gemm_bytes(p["m"], p["n"], p["k"], size))
+
+
+TASKS.append(
+    Task(
+        id="01.no_reuse_bytes",
+        question=(
+            "DRAM bytes if no output tile shared its operands with another, as a multiple "
+            "of the kit's count"
+        ),
+        kind="number",
+        unit="",
+        params=NO_REUSE,
+        expected=_no_reuse_ratio,
+        rel_tol=0.005,
+        mistakes=(
+            Mistake(
+                "forgot C",
+                lambda p: _no_reuse_ratio(p, with_c=False),
+                "close: the C tiles are still written once each; add the M×N output.",
+            ),
+            Mistake(
+                "upside down",
+                lambda p: 1 / _no_reuse_ratio(p),
+                "upside down: without reuse the traffic is larger than the kit's count.",
+            ),
+        ),
+        hint="tiles = ceil(M / rows) × ceil(N / columns); each reads (rows + columns) × K "
+        "elements; add C; divide by gemm_bytes(M, N, K, 2).",
+        explain=lambda p: (
+            "Real kernels land between the two: thread blocks running at the same time "
+            "share A and B slabs through the L2 cache, so the kit's once-each count is a "
+            "lower bound, not a measurement; Nsight Compute's DRAM byte counters show where "
+            "a real kernel lands."
+        ),
+    )
+)

@@ -38,14 +38,28 @@ def _linear_ai(p: Params) -> float:
     return float(arithmetic_intensity(p["outputs"], p["batch"], p["inputs"], p["dtype"]))
 
 
-def _relu(p: Params) -> float:
+def _relu_pass(p: Params):  # type: ignore[no-untyped-def]
+    """The forward pass of a ReLU: one FLOP per element, one read and one write."""
     from ..core.memlimited import memory_op
 
-    fwd = memory_op("relu", elements=p["elements"], dtype=p["dtype"], gpu=p["gpu"])[0]
-    return fwd.arithmetic_intensity
+    return memory_op("relu", elements=p["elements"], dtype=p["dtype"], gpu=p["gpu"])[0]
 
 
-LINEAR = {"outputs": 4096, "inputs": 1024, "batch": 512, "dtype": "fp16"}
+def _elementwise_note(p: Params) -> str:
+    from ..core.memlimited import memory_op
+
+    need = _relu_pass(p).ops_per_byte * _relu_pass(p).bytes / p["elements"]
+    gelu = memory_op("gelu", elements=p["elements"], dtype=p["dtype"], gpu=p["gpu"])[0]
+    return (
+        f"ReLU does {_relu_pass(p).flops / p['elements']:.0f} FLOP per element and GELU "
+        f"{gelu.flops / p['elements']:.0f} in the kit's count, far below {need:.0f}: for "
+        "element-wise ops fusing (fewer bytes), not faster math, is what helps."
+    )
+
+
+# The lesson prints this layer at batch 512 (315 FLOP/B); the task asks for batch 64.
+LESSON_BATCH = 512
+LINEAR = {"outputs": 4096, "inputs": 1024, "batch": 64, "dtype": "fp16"}
 
 TASKS = [
     Task(
@@ -123,13 +137,22 @@ TASKS = [
     ),
     Task(
         id="02.linear_ai",
-        question="arithmetic intensity of the Linear layer's forward pass (FLOP/B)",
+        question=(
+            "arithmetic intensity of the Linear layer's forward pass at a smaller batch "
+            "(FLOP/B), estimated before computing"
+        ),
         kind="number",
         unit="FLOP/B",
         params=LINEAR,
         expected=_linear_ai,
         rel_tol=0.005,
         mistakes=(
+            Mistake(
+                "scaled with the batch",
+                lambda p: _linear_ai({**p, "batch": LESSON_BATCH}) * p["batch"] / LESSON_BATCH,
+                "the intensity does not shrink in proportion to the batch: the weight's "
+                "outputs × inputs bytes stay the same whatever the batch, and they dominate.",
+            ),
             Mistake(
                 "forgot the factor 2 (or 4-byte elements)",
                 lambda p: _linear_ai(p) / 2,
@@ -150,29 +173,45 @@ TASKS = [
             ),
         ),
         hint="as a GEMM: M = outputs, N = batch, K = inputs; then FLOPs ÷ bytes.",
+        explain=lambda p: (
+            f"An {LESSON_BATCH // p['batch']}x smaller batch lowers the intensity only "
+            f"{_linear_ai({**p, 'batch': LESSON_BATCH}) / _linear_ai(p):.1f}x: the weight's "
+            "bytes do not shrink with it."
+        ),
     ),
     Task(
-        id="02.relu_ai",
-        question="arithmetic intensity of a ReLU forward pass (FLOP/B)",
+        id="02.elementwise_flops",
+        question=(
+            "FLOPs per element an FP16 element-wise kernel (one read, one write per element) "
+            "must do before the model calls it math-bound"
+        ),
         kind="number",
-        unit="FLOP/B",
+        unit="FLOP",
         params={"elements": 2**24, "dtype": "fp16", "gpu": "V100"},
-        expected=_relu,
+        expected=lambda p: _relu_pass(p).ops_per_byte * _relu_pass(p).bytes / p["elements"],
         rel_tol=0.01,
         mistakes=(
             Mistake(
-                "forgot the write",
-                lambda p: 2 * _relu(p),
-                "ReLU reads every input and also writes every output: two tensors cross memory.",
+                "Tensor Core ratio",
+                lambda p: (
+                    gpu(p["gpu"]).ops_per_byte(p["dtype"]) * _relu_pass(p).bytes / p["elements"]
+                ),
+                "element-wise kernels run on the CUDA cores, not the Tensor Cores: use the "
+                "ops:byte of the peak they can reach (the pass's ops_per_byte).",
             ),
-            Mistake("bits instead of bytes", lambda p: _relu(p) / 8, BITS),
             Mistake(
-                "fp32 element size",
-                lambda p: _relu(p) / 2,
-                "an fp16 element is 2 bytes, not 4.",
+                "forgot the write",
+                lambda p: _relu_pass(p).ops_per_byte * _relu_pass(p).bytes / p["elements"] / 2,
+                "each element is read and written: 4 bytes cross memory per FP16 element.",
+            ),
+            Mistake(
+                "per byte",
+                lambda p: _relu_pass(p).ops_per_byte,
+                "that is FLOPs per byte; the question asks FLOPs per element (several bytes).",
             ),
         ),
-        hint="one comparison per element; count the bytes read and written per element.",
+        hint="FLOPs per element = ops:byte of the CUDA cores × bytes moved per element.",
+        explain=lambda p: _elementwise_note(p),
     ),
     Task(
         id="02.math_batch",

@@ -29,6 +29,45 @@ def _ideal_time(p: Params) -> float:
     return _fwd(p).bytes / gpu(p["gpu"]).memory_bandwidth_bytes_per_s
 
 
+def _pool(p: Params, k: int) -> Any:
+    shape = p["shape"]
+    if k > min(shape[-2:]):
+        raise ValueError(f"a {k}x{k} window is larger than the {shape[-2]}x{shape[-1]} image")
+    return _fwd(
+        {key: v for key, v in p.items() if key != "max_window"},
+        kernel_size=k,
+        stride=1,
+        padding=k // 2,
+        training=False,
+    )
+
+
+def _pool_limiter(p: Params, k: int) -> str:
+    return str(_pool(p, k).limiter)
+
+
+def _pool_limiter_tensor_cores(p: Params, k: int) -> str:
+    """The verdict of a learner who compares with the Tensor Core ops:byte ratio."""
+    ai = _pool(p, k).arithmetic_intensity
+    return "math" if ai > gpu(p["gpu"]).ops_per_byte(p["dtype"]) else "memory"
+
+
+def _largest_memory_window(p: Params, limiter: Any) -> int:
+    """The largest odd window up to ``max_window`` whose forward pass is memory-bound (the
+    model's limiter grows with the window: k² comparisons for the same bytes)."""
+    best = 0
+    for k in range(1, p["max_window"] + 1, 2):
+        if k > min(p["shape"][-2:]):
+            break
+        if limiter(p, k) == "memory":
+            best = k
+        else:
+            break
+    if not best:
+        raise ValueError("no window up to max_window is memory-bound")
+    return best
+
+
 BN = {"kind": "batchnorm", "shape": (32, 64, 56, 56), "dtype": "fp16", "gpu": "A100"}
 
 TASKS = [
@@ -57,30 +96,43 @@ TASKS = [
         hint="N·C·H·W elements × 2 bytes × the number of passes over the tensor.",
     ),
     Task(
-        id="06.pool_ai",
-        question="arithmetic intensity of 3×3 max pooling at stride 1 (FLOP/B)",
-        kind="number",
-        unit="FLOP/B",
+        id="06.pool_window",
+        question=(
+            "largest odd window k of a k×k max pooling (stride 1, padding k // 2) whose "
+            "forward pass the model still calls memory-bound"
+        ),
+        kind="integer",
         params={
             "kind": "maxpool",
             "shape": (32, 64, 56, 56),
-            "kernel_size": 3,
-            "stride": 1,
-            "padding": 1,
             "dtype": "fp16",
-            "gpu": "V100",
+            "gpu": "A100",
+            "max_window": 63,
         },
-        expected=lambda p: _fwd(p).arithmetic_intensity,
-        rel_tol=0.01,
+        # the check prices every odd window up to max_window: a few hundred at most
+        limits={"max_window": 511},
+        expected=lambda p: _largest_memory_window(p, _pool_limiter),
         mistakes=(
             Mistake(
-                "forgot the write",
-                lambda p: 2 * _fwd(p).arithmetic_intensity,
-                "the output is written too: each element costs a read and a write.",
+                "Tensor Core ratio",
+                lambda p: _largest_memory_window(p, _pool_limiter_tensor_cores),
+                "pooling compares values on the CUDA cores, not the Tensor Cores: compare "
+                "its intensity with the pass's ops_per_byte, which is far lower than the "
+                "GPU's FP16 ops:byte.",
             ),
-            Mistake("bits", lambda p: _fwd(p).arithmetic_intensity / 8, BITS),
+            Mistake(
+                "one too far",
+                lambda p: _largest_memory_window(p, _pool_limiter) + 2,
+                "at that window the model already calls the pass math-bound: take the odd "
+                "window below.",
+            ),
         ),
-        hint="9 comparisons per output; one element read and one written, 2 bytes each.",
+        hint="k² comparisons per output element, 4 bytes per element (one read, one write): "
+        "find the largest odd k with k²/4 below the pass's ops_per_byte.",
+        explain=lambda p: (
+            "Everyday windows (2×2, 3×3) sit far below it: pooling is memory-bound in any "
+            "real network."
+        ),
     ),
     Task(
         id="06.relu_time",
@@ -196,3 +248,48 @@ TASKS += [
         ),
     ),
 ]
+
+
+# -- critique: the fixed cost the kit adds to every kernel -----------------------------------
+
+
+def _saturation(p: Params) -> float:
+    from ..core.memlimited import saturation_bytes
+
+    return float(saturation_bytes(p["gpu"], p["dtype"]))
+
+
+def _overhead_s(p: Params) -> float:
+    from ..core.calibration import achievable
+
+    return float(achievable(gpu(p["gpu"]), p["dtype"]).kernel_overhead_s)
+
+
+TASKS.append(
+    Task(
+        id="06.saturation_bytes",
+        question=(
+            "bytes a memory-bound kernel must move before moving them takes longer than "
+            "the kit's fixed cost per kernel"
+        ),
+        kind="number",
+        unit="B",
+        params={"gpu": "A100", "dtype": "fp16"},
+        expected=_saturation,
+        rel_tol=0.02,
+        mistakes=(
+            Mistake(
+                "datasheet bandwidth",
+                lambda p: gpu(p["gpu"]).memory_bandwidth_bytes_per_s * _overhead_s(p),
+                "the kit streams at the achievable share of the bandwidth, not the "
+                "datasheet figure: multiply by the memory fraction too.",
+            ),
+        ),
+        hint="achievable bandwidth (datasheet × memory fraction) × fixed cost per kernel; "
+        "`achievable(gpu(...), 'fp16')` in dlperf_widgets.core.calibration has both.",
+        explain=lambda p: (
+            f"Below about {_saturation(p) / 2**20:.0f} MiB moved, the fixed cost is more than "
+            "half of the kit's time for a kernel, so that time is only as good as one constant."
+        ),
+    )
+)

@@ -208,3 +208,78 @@ def _segment(p: Params) -> int:
     if seg is None:
         raise ValueError("no checkpointing: no segments")
     return seg
+
+
+# -- hardware FLOPs utilization: the work recomputation adds ----------------------------------
+# A training run of a 24-layer, hidden-2048 transformer (about 1.2B weights in its blocks) on
+# 2048-token sequences, 8 A100s in BF16, full activation recomputation (checkpointing).
+HFU_RUN = {
+    "tokens_per_s": 80_000.0,
+    "layers": 24,
+    "hidden": 2048,
+    "seq_len": 2048,
+    "gpus": 8,
+    "gpu": "A100",
+    "dtype": "bf16",
+    "recompute": "full",
+}
+
+
+def _utilization(p: Params, **change: Any) -> Any:
+    """mfu() for the run, its parameters counted by transformer_params (12 L h^2)."""
+    from ..core.mfu import mfu, transformer_params
+
+    q = {**p, **change}
+    weights = transformer_params(q["layers"], q["hidden"])
+    return mfu(
+        q["tokens_per_s"],
+        weights,
+        layers=q["layers"],
+        hidden=q["hidden"],
+        seq_len=q["seq_len"],
+        gpus=q["gpus"],
+        gpu=q["gpu"],
+        dtype=q["dtype"],
+        recompute=q["recompute"],
+    )
+
+
+TASKS.append(
+    Task(
+        id="08.hfu",
+        question=(
+            "hardware FLOPs utilization of the run, counting the forward pass that full "
+            "recomputation repeats (a fraction)"
+        ),
+        kind="number",
+        unit="fraction",
+        params=HFU_RUN,
+        expected=lambda p: _utilization(p).hfu,
+        rel_tol=0.02,
+        mistakes=(
+            Mistake(
+                "model FLOPs",
+                lambda p: _utilization(p).mfu,
+                "that is the MFU: it counts only the FLOPs the model needs (6N + 12Lhs per "
+                "token). HFU adds the forward pass that recomputation runs again.",
+            ),
+            Mistake(
+                "selective",
+                lambda p: _utilization(p, recompute="selective").hfu,
+                "that adds only the attention scores (selective recomputation); full "
+                "recomputation repeats the whole forward pass: 2N + 4Lhs more per token.",
+            ),
+            Mistake(
+                "one GPU",
+                lambda p: _utilization(p).hfu * p["gpus"],
+                "the tokens per second are the whole run's: divide them over the GPUs "
+                "before comparing with one GPU's peak.",
+            ),
+        ),
+        hint="per GPU: tokens/s ÷ GPUs × (8N + 16Lhs) FLOPs per token ÷ the BF16 peak.",
+        explain=lambda p: (
+            f"The MFU of the same run is {_utilization(p).mfu:.3f}. HFU is higher because it "
+            "counts the recomputed work; runs are compared by MFU, which does not reward it."
+        ),
+    )
+)

@@ -11,6 +11,11 @@ MAX_KERNELS = 1_000_000
 already far beyond any real training step, and the list stays a few tens of MB."""
 
 
+# What follows the first GEMM of a transformer's MLP (GPT-2, BERT): a bias add, then GELU.
+# The residual add comes after the second GEMM, so it is not part of this chain.
+MLP_TAIL = ("bias", "gelu")
+
+
 def _b(p: Params) -> float:
     return dtype(p["dtype"]).bytes_per_element
 
@@ -53,25 +58,86 @@ def _profile_fix(p: Params) -> str:
     return "fuse" if per_kernel > p["launch_s"] else "cuda graph"
 
 
+# A training run: 24 layers of 16 heads (d = 64), batch 8, FP16; the probabilities P that
+# standard attention keeps for backward may take at most 40 GiB across the layers.
+CONTEXT_DESIGN = {
+    "layers": 24,
+    "heads": 16,
+    "d": 64,
+    "batch": 8,
+    "dtype": "fp16",
+    "budget_bytes": 40 * 2**30,
+    "min_n": 2048,
+}
+
+
+MAX_CONTEXT_STEPS = 1024
+"""Most context lengths (in steps of 256 tokens) a check tries when it looks for the longest."""
+
+
+def _saved(p: Params, n: int, **change: int):  # type: ignore[no-untyped-def]
+    q = {**p, **change}
+    return attention(n, head_dim=q["d"], heads=q["heads"], batch=q["batch"], dtype=q["dtype"])
+
+
+def _context_problem(p: Params, n: int, **change: int) -> str:
+    """'' when N is a multiple of 256, at least ``min_n``, and P of every layer fits."""
+    if n % 256:
+        return f"N = {n} is not a multiple of 256."
+    if n < p["min_n"]:
+        return f"N = {n} is shorter than the {p['min_n']} tokens the run needs."
+    layers = change.get("layers", p["layers"])
+    need = _saved(p, n, **change).saved_bytes_standard * layers
+    if need > p["budget_bytes"]:
+        return (
+            f"at N = {n} the probabilities take {need / 2**30:.1f} GiB over {layers} layers, "
+            f"more than the {p['budget_bytes'] / 2**30:.0f} GiB budget: they grow with N², "
+            "take a shorter N."
+        )
+    return ""
+
+
+def _largest_context(p: Params, **change: int) -> int:
+    """The longest N that a learner's count (with ``change`` applied) lets through."""
+    best = 0
+    start = -(-p["min_n"] // 256) * 256
+    for n in range(start, start + 256 * MAX_CONTEXT_STEPS, 256):
+        if _context_problem(p, n, **change):
+            break
+        best = n
+    if not best:
+        raise ValueError("no context length fits the budget")
+    return best
+
+
+def _flash_note(p: Params) -> str:
+    n = _largest_context(p)
+    flash = _saved(p, n).saved_bytes_flash * p["layers"]
+    return (
+        f"At N = {n} FlashAttention would keep {flash / 2**30:.2f} GiB instead: its saved "
+        "output and statistics grow with N, not N²."
+    )
+
+
 TASKS = [
     Task(
         id="10.fused_bytes",
-        question="DRAM bytes of the fused bias + GELU + residual-add kernel",
+        question="DRAM bytes of the fused bias + GELU kernel after an MLP's first GEMM",
         kind="number",
         unit="B",
-        params={"ops": ("bias", "gelu", "residual"), "elements": 16 * 2**20, "dtype": "fp16"},
+        params={"ops": MLP_TAIL, "elements": 16 * 2**20, "dtype": "fp16"},
         expected=lambda p: _chain(p).bytes_fused,
         mistakes=(
             Mistake(
                 "unfused",
                 lambda p: _chain(p).bytes_unfused,
-                "that is the unfused traffic: fused, only the chain's inputs are read and its "
-                "output written once.",
+                "that is the unfused traffic: fused, the chain reads its input once and "
+                "writes its output once; the intermediate stays on chip.",
             ),
             Mistake(
-                "forgot the residual",
-                lambda p: p["elements"] * 2 * _b(p),
-                "the residual add reads a second tensor from DRAM even when fused.",
+                "read only",
+                lambda p: p["elements"] * _b(p),
+                "the fused kernel also writes its output to DRAM.",
             ),
             Mistake(
                 "fp32 size",
@@ -79,7 +145,8 @@ TASKS = [
                 "the tensors are FP16: 2 bytes per value.",
             ),
         ),
-        hint="fused: read x and the residual, write the output: 3 tensor passes × 2 bytes.",
+        hint="fused: read x once, write the output once: 2 tensor passes × 2 bytes (the bias "
+        "vector is negligible).",
     ),
     Task(
         id="10.standard_attention_bytes",
@@ -108,29 +175,31 @@ TASKS = [
         hint="read Q, K, write S; read S, write P; read P, V, write O: 4Nd + 4N² values.",
     ),
     Task(
-        id="10.saved_probabilities",
-        question="bytes standard attention keeps for backward as probabilities P",
-        kind="number",
-        unit="B",
-        params={"n": 4096, "d": 64, "heads": 16, "batch": 8, "dtype": "fp16"},
-        expected=lambda p: (
-            attention(
-                p["n"], head_dim=p["d"], heads=p["heads"], batch=p["batch"], dtype=p["dtype"]
-            ).saved_bytes_standard
+        id="10.context_design",
+        question=(
+            "a context length N (a multiple of 256, at least min_n) whose probability "
+            "matrices, kept for backward by standard attention in every layer, fit the budget"
         ),
+        kind="design",
+        params=CONTEXT_DESIGN,
+        expected=lambda p: first_design(
+            _context_problem, p, [-(-p["min_n"] // 256) * 256], "context length"
+        ),
+        validate=_context_problem,
         mistakes=(
             Mistake(
                 "forgot the heads",
-                lambda p: p["batch"] * p["n"] ** 2 * _b(p),
-                "every head has its own N×N matrix: multiply by the heads too.",
+                lambda p: _largest_context(p, heads=1),
+                "every head keeps its own N×N matrix: multiply by the heads as well.",
             ),
             Mistake(
-                "fp32 size",
-                lambda p: p["batch"] * p["heads"] * p["n"] ** 2 * 4,
-                "P is kept in the activation dtype, FP16 here: 2 bytes.",
+                "forgot the layers",
+                lambda p: _largest_context(p, layers=1),
+                "every layer keeps its own probabilities: multiply by the layers too.",
             ),
         ),
-        hint="batch × heads × N × N values, 2 bytes each.",
+        hint="P of one layer is batch × heads × N × N values of 2 bytes; times the layers.",
+        explain=lambda p: _flash_note(p),
     ),
     Task(
         id="10.launch_bound_time",
@@ -182,15 +251,10 @@ TASKS = [
     ),
     Task(
         id="10.profile_fix",
-        question="a profile shows the bias, GELU and residual kernels back to back: which fix",
+        question="a profile shows the bias and GELU kernels back to back: which fix",
         kind="choice",
         choices=("fuse", "cuda graph"),
-        params={
-            "ops": ("bias", "gelu", "residual"),
-            "elements": 16 * 2**20,
-            "dtype": "fp16",
-            "launch_s": 5e-6,
-        },
+        params={"ops": MLP_TAIL, "elements": 16 * 2**20, "dtype": "fp16", "launch_s": 5e-6},
         expected=_profile_fix,
         mistakes=(
             Mistake(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..core.gpus import gpu
 from ..core.inference import kv_cache_bytes, llm, llm_inference, weight_bytes
 from ._check import Mistake, Params, Task, first_design
@@ -11,6 +13,57 @@ def _linear_bits(p: Params) -> float:
     s = llm(p["model"])
     emb = (s.params - s.linear_params) * 2
     return 8 * (weight_bytes(s, "int4", group_size=p["group_size"]) - emb) / s.linear_params
+
+
+def _with_kv_heads(p: Params, kv_heads: int):  # type: ignore[no-untyped-def]
+    s = llm(p["model"])
+    return dataclasses.replace(s, kv_heads=kv_heads, name=f"{s.name} with {kv_heads} K/V heads")
+
+
+def _kv_candidates(p: Params) -> list[int]:
+    """The GQA group sizes the model's query heads allow, most K/V heads first."""
+    heads = llm(p["model"]).heads
+    return [k for k in range(heads, 0, -1) if heads % k == 0]
+
+
+def _kv_heads_problem(p: Params, kv_heads: int) -> str:
+    """'' when ``kv_heads`` divides the query heads and the FP16 weights (their K and V
+    projections shrink with it) plus ``batch`` KV caches of ``context`` tokens fit."""
+    heads = llm(p["model"]).heads
+    if kv_heads > heads or heads % kv_heads:
+        return (
+            f"{kv_heads} K/V heads cannot serve {heads} query heads: each K/V head must "
+            f"serve the same number of query heads, so it must divide {heads}."
+        )
+    spec = _with_kv_heads(p, kv_heads)
+    need = weight_bytes(spec) + kv_cache_bytes(spec, context=p["context"], batch=p["batch"])
+    have = gpu(p["gpu"]).memory_bytes
+    if need > have:
+        return (
+            f"with {kv_heads} K/V heads the weights and {p['batch']} caches of "
+            f"{p['context']} tokens need {need / 2**30:.1f} GiB, more than the "
+            f"{have / 2**30:.0f} GiB of the GPU; take fewer K/V heads."
+        )
+    return ""
+
+
+def _prefill_decode(p: Params) -> float:
+    """Tokens per second while prefilling the prompt over tokens per second of decode, one
+    sequence: prompt / time to first token, against 1 / decode step."""
+    r = llm_inference(p["model"], gpu=p["gpu"], context=p["prompt_len"], prompt_len=p["prompt_len"])
+    return p["prompt_len"] / r.time_to_first_token_s * r.decode_step_s
+
+
+def _prefill_note(p: Params) -> str:
+    r = llm_inference(p["model"], gpu=p["gpu"], context=p["prompt_len"], prompt_len=p["prompt_len"])
+    rate = r.prefill_flops / r.time_to_first_token_s
+    return (
+        f"Prefill runs at {rate / 1e12:.0f} TFLOP/s ({rate / gpu(p['gpu']).peak_flops('fp16'):.0%} "
+        f"of the FP16 peak); decode is {r.decode_limiter}-bound, reading every weight for one "
+        f"token per step. The ratio sits near the GPU's ops:byte ({r.ops_per_byte:.0f}): each "
+        "weight costs 2 FLOPs per prefilled token (paced by the peak) and 2 bytes per decode "
+        "step (paced by the bandwidth)."
+    )
 
 
 def _batch_problem(p: Params, batch: int) -> str:
@@ -76,26 +129,33 @@ def _measured_limiter(p: Params) -> str:
 
 TASKS = [
     Task(
-        id="11.kv_per_token",
-        question="KV-cache bytes per token of one sequence (FP16)",
-        kind="number",
-        unit="B",
-        params={"model": "llama-3-8b"},
-        expected=lambda p: kv_cache_bytes(p["model"], context=1),
+        id="11.kv_heads_design",
+        question=(
+            "a number of K/V heads for the model that divides its query heads and lets "
+            "the weights and every sequence's KV cache fit the GPU"
+        ),
+        kind="design",
+        params={"model": "llama-3-8b", "gpu": "H100-SXM", "context": 8192, "batch": 64},
+        expected=lambda p: first_design(_kv_heads_problem, p, _kv_candidates(p), "K/V heads"),
+        validate=_kv_heads_problem,
         mistakes=(
             Mistake(
-                "query heads",
-                lambda p: 2 * llm(p["model"]).layers * llm(p["model"]).hidden * 2,
-                "Llama-3-8B uses grouped-query attention: count its 8 K/V heads, not the 32 "
-                "query heads.",
-            ),
-            Mistake(
-                "forgot V",
-                lambda p: kv_cache_bytes(p["model"], context=1) / 2,
-                "the cache holds keys and values: a factor 2.",
+                "no grouping",
+                lambda p: llm(p["model"]).heads,
+                "one K/V head per query head (no grouped-query attention) multiplies the "
+                "cache by the group size: it no longer fits. Share each K/V head among "
+                "several query heads.",
             ),
         ),
-        hint="2 × layers × K/V heads × head size × 2 bytes.",
+        hint="KV bytes = 2 × layers × K/V heads × head size × 2 bytes × context × batch.",
+        explain=lambda p: (
+            f"{llm(p['model']).name} itself uses {llm(p['model']).kv_heads}: "
+            + (
+                "a valid choice too."
+                if not _kv_heads_problem(p, llm(p["model"]).kv_heads)
+                else "too many for this batch and context."
+            )
+        ),
     ),
     Task(
         id="11.max_batch",
@@ -121,6 +181,10 @@ TASKS = [
             ),
         ),
         hint="(capacity − weight bytes) ÷ KV bytes per sequence, rounded down.",
+        explain=lambda p: (
+            "It is an upper bound: activations, the runtime's workspace and memory "
+            "fragmentation also take their share, so fewer sequences fit in practice."
+        ),
     ),
     Task(
         id="11.ideal_tokens_per_s",
@@ -213,5 +277,35 @@ TASKS = [
         ),
         hint="achieved FLOP/s ÷ peak and achieved B/s ÷ bandwidth: which share is larger, "
         "and does either reach a tenth?",
+    ),
+    Task(
+        id="11.prefill_decode",
+        question=(
+            "tokens per second while prefilling a prompt ÷ tokens per second of decode, "
+            "for one sequence (estimate, then check with the model)"
+        ),
+        kind="number",
+        unit="",
+        params={"model": "llama-2-7b", "gpu": "A100-SXM4-80GB", "prompt_len": 1024},
+        expected=_prefill_decode,
+        # an estimate: within 10 % of the model's figure counts (the ops:byte reasoning
+        # lands there; the model adds each phase's achievable fractions and fixed costs)
+        rel_tol=0.1,
+        mistakes=(
+            Mistake(
+                "same step time",
+                lambda p: float(p["prompt_len"]),
+                "that assumes a prefill pass costs what a decode step costs: it does not, "
+                "it does prompt_len times the math, and math is what limits it.",
+            ),
+            Mistake(
+                "upside down",
+                lambda p: 1 / _prefill_decode(p),
+                "upside down: prefill produces tokens far faster than decode.",
+            ),
+        ),
+        hint="prefill: prompt_len tokens in time_to_first_token_s; decode: one token per "
+        "decode_step_s (llm_inference).",
+        explain=_prefill_note,
     ),
 ]
