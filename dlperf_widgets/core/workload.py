@@ -524,6 +524,12 @@ def _backward_of(k: Kernel, act: float) -> list[Kernel]:
             bytes=t * kin * act + t * n * act + kin * n * 4.0, saved_bytes=0.0,
             weight_bytes=0.0,
         )  # fmt: skip
+        if k.batch > 1:
+            # a batched product of two activations (eager attention's Q K^T and P V): each
+            # gradient reads the output gradient and one operand and writes the other's
+            # gradient, in 16 bits, once per batch entry
+            io = k.batch * (t * n + n * kin + t * kin) * act
+            dgrad, wgrad = replace(dgrad, bytes=io), replace(wgrad, bytes=io)
         return [dgrad, wgrad]
     if k.kind == "attention":
         # Fused backward: 2.5 x the forward FLOPs; reads Q, K, V, O, dO, writes dQ, dK, dV.
