@@ -77,6 +77,7 @@ __all__ = [
     "Workload",
     "WorkloadMemory",
     "WorkloadTime",
+    "dropout_mask_elements",
     "fused_attention_time_s",
     "price",
     "workload",
@@ -509,6 +510,22 @@ def _dropout(b: _Builder, name: str, path: str, elements: float, count: int,
     saved = elements * (1.0 + (b.act if saved_output else 0.0))
     b.add(name=name, path=path, pass_="forward", kind="memory", flops=3.0 * elements,
           bytes=elements * (2 * b.act + 1), count=count, saved_bytes=saved)  # fmt: skip
+
+
+def dropout_mask_elements(w: Workload) -> float:
+    """Elements of the dropout masks that one layer's forward kernels save for one
+    micro-batch of training step ``w``. The kernel list keeps each as a 1-byte mask, as
+    CUDA's dropout kernels do; PyTorch's CPU dropout keeps a mask in its input's dtype, so
+    a CPU measurement holds (element size - 1) bytes more per mask element."""
+    if not isinstance(w, Workload):
+        raise InvalidParameter(f"'workload' must be a Workload (got {describe(w)})")
+    act = 4.0 if w.precision in ("fp32", "tf32") else 2.0  # the activations' element size
+    per_layer = [
+        k for k in w.kernels
+        if k.pass_ == "forward" and k.name.endswith("dropout") and k.path.startswith("layers")
+    ]  # fmt: skip
+    # _dropout's traffic is elements x (2 act + 1): read x, write y and the mask
+    return float(sum(k.bytes / (2 * act + 1) for k in per_layer))
 
 
 def _backward_of(k: Kernel, act: float) -> list[Kernel]:
