@@ -512,17 +512,19 @@ def _dropout(b: _Builder, name: str, path: str, elements: float, count: int,
           bytes=elements * (2 * b.act + 1), count=count, saved_bytes=saved)  # fmt: skip
 
 
-def dropout_mask_elements(w: Workload) -> float:
-    """Elements of the dropout masks that one layer's forward kernels save for one
-    micro-batch of training step ``w``. The kernel list keeps each as a 1-byte mask, as
-    CUDA's dropout kernels do; PyTorch's CPU dropout keeps a mask in its input's dtype, so
-    a CPU measurement holds (element size - 1) bytes more per mask element."""
+def dropout_mask_elements(w: Workload, kernel: str | None = None) -> float:
+    """Elements of the dropout masks that one layer's forward kernels (only those named
+    ``kernel`` when given) save for one micro-batch of training step ``w``. The kernel list
+    keeps each as a 1-byte mask, as CUDA's dropout kernels do; PyTorch's CPU dropout keeps
+    a mask in its input's dtype, so a CPU measurement holds (element size - 1) bytes more
+    per mask element."""
     if not isinstance(w, Workload):
         raise InvalidParameter(f"'workload' must be a Workload (got {describe(w)})")
     act = 4.0 if w.precision in ("fp32", "tf32") else 2.0  # the activations' element size
     per_layer = [
         k for k in w.kernels
         if k.pass_ == "forward" and k.name.endswith("dropout") and k.path.startswith("layers")
+        and kernel in (None, k.name)
     ]  # fmt: skip
     # _dropout's traffic is elements x (2 act + 1): read x, write y and the mask
     return float(sum(k.bytes / (2 * act + 1) for k in per_layer))
