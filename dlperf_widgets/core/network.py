@@ -12,6 +12,10 @@ large share of the time. The model shows the same pattern, not those exact perce
 
 Operations inside a repeated block (a transformer layer) are listed once, their ``count``
 multiplied by the number of blocks.
+
+:func:`transformer` is a view of the step's kernel list (:mod:`.workload`): the kernels a
+training step runs, priced one by one, labelled and grouped by class. :func:`network` and
+:func:`cnn` build other networks from the layer models of :mod:`.layers`.
 """
 
 from __future__ import annotations
