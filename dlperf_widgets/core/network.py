@@ -282,10 +282,10 @@ def transformer(
     (``ffn_mult`` x hidden, GELU), dropout and the residual add; then a final LayerNorm,
     the vocabulary projection and the cross-entropy loss. Mixed precision ('fp16', 'bf16')
     keeps FP32 weights and casts them for each GEMM, as ``torch.autocast`` does. The
-    optimizer's update is left out, as is the slides' measured split of the forward and
-    backward passes. ``backward=False``: the forward pass alone (no dropout, loss or
-    weight casts: a model stored in ``dtype``), every position through the vocabulary
-    projection.
+    optimizer's update is left out, as the slides' measured split of the forward and
+    backward passes leaves it out. ``backward=False``: the forward pass alone (no dropout,
+    loss or weight casts: a model stored in ``dtype``), every position through the
+    vocabulary projection.
 
     >>> r = transformer(layers=2, hidden=256, heads=4, seq_len=128, batch=4, vocab=1000)
     >>> r.by_class["tensor_contraction"]["flops_share"] > 0.95
