@@ -43,7 +43,7 @@ from .memlimited import (
     memory_pass,
 )
 from .results import ResultMixin, format_quantity
-from .workload import LlmSpec, WorkloadTime, _op_class, price, workload
+from .workload import _MAX_TOKENS, LlmSpec, WorkloadTime, _op_class, price, workload
 
 __all__ = [
     "CNN_KINDS",
@@ -291,13 +291,22 @@ def transformer(
     >>> r.by_class["tensor_contraction"]["flops_share"] > 0.95
     True
     """
-    layers = check_int("layers", layers, allow_array=False)
-    hidden = check_int("hidden", hidden, allow_array=False)
-    heads = check_int("heads", heads, allow_array=False)
-    seq_len = check_int("seq_len", seq_len, allow_array=False)
-    batch = check_int("batch", batch, allow_array=False)
-    vocab = check_int("vocab", vocab, allow_array=False)
-    ffn_mult = check_int("ffn_mult", ffn_mult, allow_array=False)
+    # the kernel list's limits (core.workload), checked here under this function's names
+    layers = check_int("layers", layers, allow_array=False, maximum=1 << 20)
+    hidden = check_int("hidden", hidden, allow_array=False, maximum=1 << 20)
+    heads = check_int("heads", heads, allow_array=False, maximum=1 << 20)
+    seq_len = check_int("seq_len", seq_len, allow_array=False, maximum=1 << 22)
+    batch = check_int("batch", batch, allow_array=False, maximum=1 << 20)
+    vocab = check_int("vocab", vocab, allow_array=False, maximum=1 << 22)
+    ffn_mult = check_int("ffn_mult", ffn_mult, allow_array=False, maximum=1 << 20)
+    if ffn_mult * hidden > 1 << 20:
+        raise InvalidParameter(
+            f"'ffn_mult' x hidden must be at most {1 << 20:,} (got {ffn_mult * hidden:,})"
+        )
+    if batch * seq_len > _MAX_TOKENS:
+        raise InvalidParameter(
+            f"'batch' x 'seq_len' must be at most {_MAX_TOKENS:,} tokens (got {batch * seq_len:,})"
+        )
     if not isinstance(backward, bool):
         raise InvalidParameter(f"'backward' must be True or False (got {describe(backward)})")
     if hidden % heads:

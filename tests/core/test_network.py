@@ -83,10 +83,14 @@ def test_public_name_is_the_core_function():
         (dict(layers=0), "'layers' must be a positive integer (got 0)"),
         (dict(vocab=-5), "'vocab' must be a positive integer (got -5)"),
         (dict(backward="no"), "'backward' must be True or False"),
+        (dict(seq_len=1 << 23), "'seq_len' must be an integer between 1 and 4194304"),
+        (dict(batch=4096, seq_len=32768), "'batch' x 'seq_len' must be at most 67,108,864"),
+        (dict(ffn_mult=2048), "'ffn_mult' x hidden must be at most 1,048,576"),
     ],
 )
 def test_bad_transformer_parameters(kwargs, needle):
-    """Bad descriptions raise one clear sentence."""
+    """Bad descriptions raise one clear sentence naming this function's own parameters
+    (the kernel list's size limits included)."""
     with pytest.raises(InvalidParameter) as info:
         transformer(**kwargs)
     assert needle in str(info.value)
