@@ -292,13 +292,13 @@ def transformer(
     True
     """
     # the kernel list's limits (core.workload), checked here under this function's names
-    layers = check_int("layers", layers, allow_array=False, maximum=1 << 20)
-    hidden = check_int("hidden", hidden, allow_array=False, maximum=1 << 20)
-    heads = check_int("heads", heads, allow_array=False, maximum=1 << 20)
-    seq_len = check_int("seq_len", seq_len, allow_array=False, maximum=1 << 22)
-    batch = check_int("batch", batch, allow_array=False, maximum=1 << 20)
-    vocab = check_int("vocab", vocab, allow_array=False, maximum=1 << 22)
-    ffn_mult = check_int("ffn_mult", ffn_mult, allow_array=False, maximum=1 << 20)
+    layers = _size("layers", layers, 1 << 20)
+    hidden = _size("hidden", hidden, 1 << 20)
+    heads = _size("heads", heads, 1 << 20)
+    seq_len = _size("seq_len", seq_len, 1 << 22)
+    batch = _size("batch", batch, 1 << 20)
+    vocab = _size("vocab", vocab, 1 << 22)
+    ffn_mult = _size("ffn_mult", ffn_mult, 1 << 20)
     if ffn_mult * hidden > 1 << 20:
         raise InvalidParameter(
             f"'ffn_mult' x hidden must be at most {1 << 20:,} (got {ffn_mult * hidden:,})"
@@ -349,6 +349,12 @@ def transformer(
         f"batch {batch}, vocab {vocab}"
     )
     return _assemble(label, ops, d, g)
+
+
+def _size(name: str, value: Any, cap: int) -> int:
+    """A positive integer (the usual sentence when it is not) of at most ``cap``."""
+    check_int(name, value, allow_array=False)
+    return int(check_int(name, value, allow_array=False, maximum=cap))
 
 
 def _kernel_passes(priced: WorkloadTime, g: Gpu, backward: bool) -> list[PassResult]:
