@@ -16,7 +16,9 @@ Activations in :func:`training_memory` are the model's count from the step's ker
 backward pass, as PyTorch's autograd keeps them, for the chosen attention implementation,
 dropout, grouped-query attention, gated MLP, head and recomputation, plus the transients
 that set the backward's peak. Checked against PyTorch's measured peak on the CPU
-(tests/live/test_training_memory_peak.py).
+(tests/live/test_training_memory_peak.py). :func:`saved_activation_bytes` is the same
+view for transformers' GPT-2 and Llama code, with what that code keeps beyond the kernel
+list named part by part.
 
 The published closed form below (:func:`transformer_activation_bytes`) is kept as the
 paper's arithmetic, for the lessons and as an independent check of the kernel list (which
@@ -877,31 +879,34 @@ def saved_activation_bytes(
     """The tensors PyTorch keeps for backward in a GPT-2 or Llama model, as transformers
     implements them, in bytes (checked against ``saved_tensors_hooks`` measurements).
 
-    Per block, with N = seq_len x batch tokens, S = heads x seq_len^2 x batch scores, P
-    the bytes of a matmul's operands (4 in FP32; 2 under autocast) and 4 for what stays
-    FP32 under autocast (the residual stream, LayerNorm/RMSNorm and eager softmax, as
-    ``torch.autocast`` runs them in FP32):
+    A view of the step's kernel list (:func:`.workload.workload` for the family's shape,
+    :func:`.workload.saved_activations`' per-kernel saved tensors), grouped by part, plus
+    what transformers' code keeps beyond the kernel list's kernels (each measured on the
+    CPU with PyTorch 2 and transformers 4-5). With N = seq_len x batch tokens, S = heads x
+    seq_len^2 x batch scores and P the activations' element size (4 in FP32, 2 under
+    autocast):
 
-    - norms: their FP32 input and statistics (RMSNorm also its normalized FP32 output);
-    - projection inputs: one per matmul input tensor; under autocast each linear layer
-      keeps its own 16-bit copy of an FP32 input (Llama's q, k, v and gate, up each), and
-      the 16-bit copies of the weights (autocast casts them once per forward pass);
-    - attention ``eager``: Q, K, V, the softmax output (S, FP32 under autocast), with
-      dropout its mask and output (S each), and the output projection's input; ``sdpa``
-      (fused, no dropout): Q, K, V, the output (shared with the projection's input) and
-      the log-sum-exp (heads x N x 4): no S-sized tensor (GPT-2 on the CPU: two more
-      copies of Q/K/V-sized tensors, measured);
-    - MLP: GPT-2 keeps ``gelu_tensors`` (4: transformers' tanh GELU written as
-      element-wise ops; 1 for a fused GELU) ffn-sized tensors plus the second linear's
-      input; Llama's SwiGLU keeps four (gate output, SiLU output, up output, product);
-    - dropout masks (GPT-2, ``dropout=True``): 1 byte per element on a GPU, the dropped
-      tensor's own size on the CPU (PyTorch's CPU dropout multiplies by a float mask).
+    - norms: LayerNorm also keeps its mean and 1/std (2 FP32 values per token); Llama's
+      RMSNorm, computed in FP32, its normalized FP32 output and 1/rms per token;
+    - projection inputs: under autocast Llama's separate q, k, v and gate, up linear layers
+      each keep their own 16-bit copy of the normed input (3 more than the kernel list's
+      fused QKV and gate+up GEMMs);
+    - attention: ``torch.autocast`` runs softmax in FP32, so its saved output is FP32
+      ((4 - P) S more), and without dropout the P V product keeps its own 16-bit copy (P S);
+      GPT-2 at batch 1 keeps its fused QKV output whole through a view (2 N h P more); the
+      CPU's fused attention keeps contiguous copies of two of GPT-2's Q, K, V (2 N h P);
+    - MLP: GPT-2's tanh GELU written as element-wise ops keeps ``gelu_tensors`` (4; 1 for a
+      fused GELU) ffn-sized tensors where the kernel list's GELU keeps one;
+    - dropout masks: 1 byte per element on a GPU (the kernel list's), the dropped tensor's
+      element size on the CPU (PyTorch's CPU dropout multiplies by a float mask);
+    - Llama's rotary cos and sin tables (2 x seq_len x head size, FP32).
 
-    Around the blocks: token ids (8 bytes each), GPT-2's embedding dropout mask, the final
-    norm, the LM head's input (and 16-bit weight copy), and the loss's log-softmax
-    output in FP32 over the shifted (seq_len - 1) x batch positions. ``recompute``:
-    'selective' drops the S-sized tensors (the attention core is recomputed, Korthikanti
-    et al. 2022); 'full' keeps each block's input only, and the peak adds one block.
+    Around the blocks: the token ids (8 bytes each) and GPT-2's embedding dropout mask
+    (the embedding is not a kernel of the list), the final norm, the LM head's input (and
+    16-bit weight copy), and the loss's FP32 log-softmax over the shifted (seq_len - 1) x
+    batch positions with its int64 labels. ``recompute``: 'selective' drops the S-sized
+    tensors (the attention core is recomputed, Korthikanti et al. 2022); 'full' keeps each
+    block's input only, and the peak adds one block.
     """
     s = check_int("seq_len", seq_len, allow_array=False)
     b = check_int("batch", batch, allow_array=False)
@@ -929,60 +934,64 @@ def saved_activation_bytes(
             "'attention' must be 'eager' when dropout is on (got 'sdpa': PyTorch's CPU "
             "fused attention has no dropout and falls back to the eager tensors)"
         )
+    from .workload import LlmSpec, dropout_mask_elements, workload
+
     autocast = prec != "fp32"
     p = 2.0 if autocast else 4.0
     fp32 = 4.0
     n = s * b
     nh = n * h
-    scores = a * s * s * b
+    gpt2 = fam == "gpt2"
+    spec = LlmSpec(name=fam, layers=n_layers, hidden=h, heads=a, kv_heads=a, head_dim=h // a,
+                   ffn=f, vocab=1 if v is None else v, gated_mlp=not gpt2,
+                   tied_embeddings=gpt2, rotary=not gpt2)  # fmt: skip
+    w = workload(spec, phase="training", batch=b, seq=s,
+                 precision=_KERNEL_PRECISION[prec], attention="eager" if attn == "eager" else "flash2",
+                 dropout=drop, autocast=autocast,
+                 recompute="selective" if mode == "selective" else "none")  # fmt: skip
+    forward = [k for k in w.kernels if k.pass_ == "forward"]
+    parts = {part: 0.0 for part in (*_SAVED_PARTS, "rotary")}
+    for k in forward:
+        if k.path.startswith("layers"):
+            parts[_saved_part(k.name)] += k.saved_bytes
 
-    def mask(tensor_bytes: float) -> float:
-        return 1.0 if dev == "gpu" else tensor_bytes
+    def cpu_mask(kernel: str, element: float) -> float:
+        """Bytes a CPU mask adds to the kernel list's 1-byte masks of ``kernel``."""
+        return 0.0 if dev == "gpu" else dropout_mask_elements(w, kernel) * (element - 1.0)
 
-    parts: dict[str, float] = {}
-    if fam == "gpt2":
-        parts["norms"] = 2 * (nh * fp32 + 2 * n * fp32)
-        parts["projection_inputs"] = nh * p * 2 + n * f * p  # QKV, MLP-in, MLP-out inputs
-        weights = 4 * h * h + 2 * h * f
-    else:
-        parts["norms"] = 2 * (2 * nh * fp32 + n * fp32)
-        # one FP32 input shared by q, k, v (gate, up); a 16-bit copy per linear under autocast
-        # (the down projection's input is the SwiGLU product, counted with the MLP)
-        parts["projection_inputs"] = nh * p * ((3 + 2) if autocast else 2)
+    # what transformers' implementation keeps beyond the kernel list (see the docstring)
+    norm_extra = 2 * n * fp32 if gpt2 else nh * fp32 + n * fp32
+    parts["norms"] += 2 * norm_extra
+    if not gpt2 and autocast:
+        parts["projection_inputs"] += 3 * nh * p
+    if not gpt2:
         parts["rotary"] = 2 * s * (h // a) * fp32
-        weights = 4 * h * h + 3 * h * f
-    parts["weight_copies"] = weights * 2.0 if autocast else 0.0
     if attn == "eager":
-        parts["attention"] = 3 * nh * p + nh * p  # Q, K, V; output projection input
-        if fam == "gpt2" and b == 1:
-            # measured: with batch 1 the (batch x heads) reshape of Q is a view of the
-            # fused QKV output, which then stays alive whole (2 more Q-sized tensors)
+        if gpt2 and b == 1:
             parts["attention"] += 2 * nh * p
-        softmax = scores * fp32
-        if drop:
-            extra = scores * mask(p) + scores * p  # mask and output (cast to P first)
-        else:
-            extra = scores * p if autocast else 0.0  # the 16-bit copy the matmul reads
-        parts["attention_scores"] = softmax + extra
-    else:
-        # Q, K, V, the output and the log-sum-exp. GPT-2's Q, K, V are views of one fused
-        # projection output, which stays alive whole; measured on the CPU, the fused kernel
-        # also keeps contiguous copies of two of them (2 more); assumed none on a GPU.
-        qkv = 3 + (2 if fam == "gpt2" and dev == "cpu" else 0)
-        parts["attention"] = (qkv + 1) * nh * p + a * n * fp32
-        parts["attention_scores"] = 0.0
-    parts["mlp"] = (g if fam == "gpt2" else 4) * n * f * p
-    parts["dropout_masks"] = 2 * nh * mask(p) if drop else 0.0
+        if mode != "selective":
+            scores = float(a) * s * s * b
+            parts["attention_scores"] += (fp32 - p) * scores + (
+                p * scores if autocast and not drop else 0.0
+            )
+            parts["attention_scores"] += cpu_mask("attention dropout", p)
+    elif gpt2 and dev == "cpu":
+        parts["attention"] += 2 * nh * p
+    if gpt2:
+        parts["mlp"] += (g - 1) * n * f * p
+    parts["dropout_masks"] += cpu_mask("hidden dropout", p)
     block = float(sum(parts.values()))
-    block_input = nh * fp32
-    if mode == "selective":
-        block -= parts["attention_scores"]
-        parts["attention_scores"] = 0.0
+    block_input = nh * fp32  # the FP32 residual stream
     stored_block = block_input if mode == "full" else block
-    embeddings = n * 8.0 + (nh * mask(fp32) if drop else 0.0)
-    final_norm = nh * fp32 + 2 * n * fp32 if fam == "gpt2" else 2 * nh * fp32 + n * fp32
-    head = nh * p + (v * h * 2.0 if autocast and v else 0.0)
-    loss = (s - 1) * b * v * fp32 + n * 8.0 if v else 0.0
+    around: dict[str, float] = {}
+    for k in forward:
+        if not k.path.startswith("layers"):
+            part = _saved_part(k.name)
+            around[part] = around.get(part, 0.0) + k.saved_bytes
+    embeddings = n * 8.0 + (nh * (1.0 if dev == "gpu" else fp32) if drop else 0.0)
+    final_norm = around.get("final_norm", 0.0) + norm_extra
+    head = around.get("head", 0.0) if v else nh * p
+    loss = around.get("loss", 0.0) * (s - 1) / s + n * 8.0 if v else 0.0
     stored = n_layers * stored_block + embeddings + final_norm + head + loss
     peak = stored + (block - block_input if mode == "full" else 0.0)
     return SavedActivations(
@@ -1001,3 +1010,42 @@ def saved_activation_bytes(
         stored_bytes=float(stored),
         peak_bytes=float(peak),
     )
+
+
+# Parts of a block's saved tensors, by the kernel of the step's kernel list that saves them.
+_SAVED_PARTS = (
+    "norms",
+    "projection_inputs",
+    "weight_copies",
+    "attention",
+    "attention_scores",
+    "mlp",
+    "dropout_masks",
+)
+_PART_OF_KERNEL = {
+    "attn_norm": "norms",
+    "mlp_norm": "norms",
+    "qkv_proj": "projection_inputs",
+    "up_proj": "projection_inputs",
+    "gate_up_proj": "projection_inputs",
+    "down_proj": "projection_inputs",
+    "scores Q K^T": "attention",
+    "context P V": "attention",
+    "o_proj": "attention",
+    "flash1": "attention",
+    "flash2": "attention",
+    "softmax": "attention_scores",
+    "attention dropout": "attention_scores",
+    "gelu": "mlp",
+    "silu x up": "mlp",
+    "hidden dropout": "dropout_masks",
+    "final_norm": "final_norm",
+    "lm_head": "head",
+    "cross-entropy": "loss",
+}
+
+
+def _saved_part(kernel: str) -> str:
+    if kernel.endswith(" weight cast"):
+        return "head" if kernel.startswith("lm_head") else "weight_copies"
+    return _PART_OF_KERNEL.get(kernel, "attention")

@@ -12,6 +12,10 @@ large share of the time. The model shows the same pattern, not those exact perce
 
 Operations inside a repeated block (a transformer layer) are listed once, their ``count``
 multiplied by the number of blocks.
+
+:func:`transformer` is a view of the step's kernel list (:mod:`.workload`): the kernels a
+training step runs, priced one by one, labelled and grouped by class. :func:`network` and
+:func:`cnn` build other networks from the layer models of :mod:`.layers`.
 """
 
 from __future__ import annotations
@@ -23,17 +27,27 @@ from typing import Any, ClassVar
 
 from ._validate import check_int, describe
 from .alignment import Finding
+from .calibration import achievable
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .layers import build_passes, conv_output_size, resolve_options
-from .memlimited import OP_CLASSES, PassResult, check_training, describe_passes, memory_pass
+from .memlimited import (
+    OP_CLASSES,
+    PassResult,
+    _cuda_peak,
+    check_training,
+    describe_passes,
+    memory_pass,
+)
 from .results import ResultMixin, format_quantity
+from .workload import _MAX_TOKENS, LlmSpec, WorkloadTime, _op_class, price, workload
 
 __all__ = [
     "CNN_KINDS",
+    "TRANSFORMER_DTYPES",
     "LayerSpec",
     "NetworkResult",
     "by_class",
@@ -206,6 +220,44 @@ def _assemble(
 
 # -- transformers ------------------------------------------------------------------------
 
+# The dtypes a transformer step can run in, with the kernel list's name for each
+# (core.workload.PRECISIONS: FP8 GEMMs in E4M3, FP4 in E2M1).
+TRANSFORMER_DTYPES = {
+    "fp32": "fp32",
+    "tf32": "tf32",
+    "fp16": "fp16",
+    "bf16": "bf16",
+    "fp8_e4m3": "fp8",
+    "fp4_e2m1": "fp4",
+}
+
+# Labels of the kernel list's kernels in the class breakdown (the slides' operation names);
+# the residual adds and output dropouts of the two halves of a layer share a kernel name
+# and are told apart by the half they run in.
+_OP_LABELS = {
+    "attn_norm": "block.attention.layernorm",
+    "qkv_proj": "block.qkv_projection",
+    "scores Q K^T": "block.scores_qk",
+    "softmax": "block.attention_softmax",
+    "attention dropout": "block.attention.dropout",
+    "context P V": "block.context_pv",
+    "o_proj": "block.output_projection",
+    "mlp_norm": "block.ffn.layernorm",
+    "up_proj": "block.ffn.up",
+    "gelu": "block.ffn.gelu",
+    "down_proj": "block.ffn.down",
+    "final_norm": "head.layernorm",
+    "lm_head": "head.projection",
+    "cross-entropy": "head.cross_entropy",
+}
+_HALF_LABELS = {
+    ("attention", "hidden dropout"): "block.attention.output_dropout",
+    ("attention", "residual add"): "block.attention.residual",
+    ("ffn", "hidden dropout"): "block.ffn.dropout",
+    ("ffn", "residual add"): "block.ffn.residual",
+}
+_SUFFIXES = ((" dgrad", "dgrad"), (" wgrad", "wgrad"), (" backward", "backward"))
+
 
 def transformer(
     layers: int = 24,
@@ -220,67 +272,147 @@ def transformer(
     gpu: str | Gpu = "A100",
     backward: bool = True,
 ) -> NetworkResult:
-    """A GPT/BERT-style encoder or decoder stack, unfused, as eager PyTorch runs it.
+    """A GPT/BERT-style stack trained in eager PyTorch: the class breakdown of the kernels
+    its training step runs (the model's prediction, kernel durations summed).
 
-    Per block: Q/K/V projection (concatenated) and its bias, scores Q K^T, scaling,
-    softmax, attention dropout, context, output projection, bias, dropout, residual,
-    layer norm; FFN up-projection (``ffn_mult`` x hidden), bias, GELU, down-projection,
-    bias, dropout, residual, layer norm. Around the stack: token embedding plus position
-    embedding and dropout, and the vocabulary projection with its softmax.
+    A view of the step's kernel list (:func:`.workload.workload`, priced by
+    :func:`.workload.price` in the 'kernel' timing context): per layer a LayerNorm, the
+    Q/K/V projection, eager attention (Q K^T, softmax, dropout, P V: the scores go through
+    DRAM), the output projection, dropout and the residual add; a LayerNorm, the FFN
+    (``ffn_mult`` x hidden, GELU), dropout and the residual add; then a final LayerNorm,
+    the vocabulary projection and the cross-entropy loss. Mixed precision ('fp16', 'bf16')
+    keeps FP32 weights and casts them for each GEMM, as ``torch.autocast`` does. The
+    optimizer's update is left out, as the slides' measured split of the forward and
+    backward passes leaves it out. ``backward=False``: the forward pass alone (no dropout,
+    loss or weight casts: a model stored in ``dtype``), every position through the
+    vocabulary projection.
 
     >>> r = transformer(layers=2, hidden=256, heads=4, seq_len=128, batch=4, vocab=1000)
     >>> r.by_class["tensor_contraction"]["flops_share"] > 0.95
     True
     """
-    layers = check_int("layers", layers, allow_array=False)
-    hidden = check_int("hidden", hidden, allow_array=False)
-    heads = check_int("heads", heads, allow_array=False)
-    seq_len = check_int("seq_len", seq_len, allow_array=False)
-    batch = check_int("batch", batch, allow_array=False)
-    vocab = check_int("vocab", vocab, allow_array=False)
-    ffn_mult = check_int("ffn_mult", ffn_mult, allow_array=False)
+    # the kernel list's limits (core.workload), checked here under this function's names
+    layers = _size("layers", layers, 1 << 20)
+    hidden = _size("hidden", hidden, 1 << 20)
+    heads = _size("heads", heads, 1 << 20)
+    seq_len = _size("seq_len", seq_len, 1 << 22)
+    batch = _size("batch", batch, 1 << 20)
+    vocab = _size("vocab", vocab, 1 << 22)
+    ffn_mult = _size("ffn_mult", ffn_mult, 1 << 20)
+    if ffn_mult * hidden > 1 << 20:
+        raise InvalidParameter(
+            f"'ffn_mult' x hidden must be at most {1 << 20:,} (got {ffn_mult * hidden:,})"
+        )
+    if batch * seq_len > _MAX_TOKENS:
+        raise InvalidParameter(
+            f"'batch' x 'seq_len' must be at most {_MAX_TOKENS:,} tokens (got {batch * seq_len:,})"
+        )
     if not isinstance(backward, bool):
         raise InvalidParameter(f"'backward' must be True or False (got {describe(backward)})")
     if hidden % heads:
         raise InvalidParameter(f"'heads' must divide hidden ({hidden}) (got {heads})")
-    tokens = batch * seq_len
-    ffn = ffn_mult * hidden
-    scores = batch * heads * seq_len * seq_len
-
-    def el(name: str, kind: str, elements: int, repeat: int = layers) -> LayerSpec:
-        return LayerSpec(name, kind, {"elements": elements}, repeat)
-
-    seq = dict(batch=batch, seq_len=seq_len)
-    specs = [
-        LayerSpec("embedding", "embedding", {**seq, "vocab": vocab, "hidden": hidden}),
-        el("embedding.position_add", "add", tokens * hidden, 1),
-        el("embedding.dropout", "dropout", tokens * hidden, 1),
-        # the attention kind holds the Q/K/V projection, Q K^T, softmax, P V and the
-        # output projection; the unfused element-wise ops around them follow
-        LayerSpec("block", "attention", {**seq, "hidden": hidden, "heads": heads}, layers),
-        el("block.attention.qkv_bias", "bias", tokens * 3 * hidden),
-        el("block.attention.scale", "scale", scores),
-        el("block.attention.dropout", "dropout", scores),
-        el("block.attention.output_bias", "bias", tokens * hidden),
-        el("block.attention.output_dropout", "dropout", tokens * hidden),
-        el("block.attention.residual", "residual", tokens * hidden),
-        el("block.attention.layernorm", "layernorm", tokens * hidden),
-        LayerSpec("block.ffn.up", "linear", {**seq, "inputs": hidden, "outputs": ffn}, layers),
-        el("block.ffn.up_bias", "bias", tokens * ffn),
-        el("block.ffn.gelu", "gelu", tokens * ffn),
-        LayerSpec("block.ffn.down", "linear", {**seq, "inputs": ffn, "outputs": hidden}, layers),
-        el("block.ffn.down_bias", "bias", tokens * hidden),
-        el("block.ffn.dropout", "dropout", tokens * hidden),
-        el("block.ffn.residual", "residual", tokens * hidden),
-        el("block.ffn.layernorm", "layernorm", tokens * hidden),
-        LayerSpec("head.projection", "projection", {**seq, "hidden": hidden, "vocab": vocab}),
-        el("head.softmax", "softmax", tokens * vocab, 1),
-    ]
+    d = _dtype(dtype)
+    if d.name not in TRANSFORMER_DTYPES:
+        raise InvalidParameter(
+            f"'dtype' must be one of {', '.join(TRANSFORMER_DTYPES)} for a transformer "
+            f"(got {describe(d.name)})"
+        )
+    g = _gpu(gpu)
+    g.peak_flops(d)
+    spec = LlmSpec(
+        name="transformer",
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=heads,
+        head_dim=hidden // heads,
+        ffn=ffn_mult * hidden,
+        vocab=vocab,
+        gated_mlp=False,
+        tied_embeddings=True,
+        rotary=False,
+    )
+    w = workload(
+        spec,
+        phase="training",
+        batch=batch,
+        seq=seq_len,
+        precision=TRANSFORMER_DTYPES[d.name],
+        attention="eager",
+        causal=False,
+        dropout=backward,
+    )
+    priced = price(w, g, timing="kernel")
+    ops = _kernel_passes(priced, g, backward)
     label = (
         f"transformer: {layers} layers, hidden {hidden}, {heads} heads, seq {seq_len}, "
         f"batch {batch}, vocab {vocab}"
     )
-    return network(label, specs, dtype=dtype, gpu=gpu, training=backward)
+    return _assemble(label, ops, d, g)
+
+
+def _size(name: str, value: Any, cap: int) -> int:
+    """A positive integer (the usual sentence when it is not) of at most ``cap``."""
+    check_int(name, value, allow_array=False)
+    return int(check_int(name, value, allow_array=False, maximum=cap))
+
+
+def _kernel_passes(priced: WorkloadTime, g: Gpu, backward: bool) -> list[PassResult]:
+    """The forward and backward kernels of a priced step as passes of named operations
+    (times and FLOPs totals over the kernel's count, as :class:`PassResult` holds them)."""
+    out: list[PassResult] = []
+    half = "attention"
+    kernels = priced.workload.kernels
+    for i, k in enumerate(kernels):
+        if k.pass_ not in ("forward", "backward", "recompute"):
+            continue
+        if not backward and (
+            k.pass_ != "forward" or k.path == "loss" or k.name.endswith("weight cast")
+        ):
+            continue
+        base, pass_ = k.name, k.pass_
+        for suffix, name in _SUFFIXES:
+            if base.endswith(suffix):
+                base, pass_ = base.removesuffix(suffix), name
+                break
+        cast = base.endswith(" weight cast")
+        base = base.removesuffix(" weight cast")
+        if base in ("attn_norm", "mlp_norm"):
+            half = "attention" if base == "attn_norm" else "ffn"
+        op = _HALF_LABELS.get((half, base)) or _OP_LABELS.get(base) or f"{k.path}.{base}"
+        op = f"{op}.weight_cast" if cast else op
+        n = k.count
+        math_s = float(priced.math_times_s[i])
+        mem_s = float(priced.memory_times_s[i])
+        gemm = k.kind == "gemm"
+        kd = _dtype(k.dtype)
+        peak = g.peak_flops(kd) if k.kind in ("gemm", "attention") else _cuda_peak(g, kd)
+        overhead = achievable(g, k.dtype if g.supports(k.dtype) else "fp32").kernel_overhead_s
+        if max(math_s, mem_s) < overhead and not gemm:
+            limiter = "latency"
+        else:
+            limiter = "math" if math_s > mem_s else "memory"
+        out.append(
+            PassResult(
+                op=op,
+                pass_=pass_,
+                op_class=_op_class(k),
+                m=k.m if gemm else None,
+                n=k.n if gemm else None,
+                k=k.k if gemm else None,
+                batch=k.batch if gemm else None,
+                count=n,
+                flops=k.flops * n,
+                bytes=k.bytes * n,
+                arithmetic_intensity=k.flops / k.bytes if k.bytes else 0.0,
+                ops_per_byte=peak / g.memory_bandwidth_bytes_per_s,
+                limiter=limiter,
+                math_time_s=math_s * n,
+                memory_time_s=mem_s * n,
+                predicted_time_s=float(priced.times_s[i]) * n,
+            )
+        )
+    return out
 
 
 # -- convolutional networks ----------------------------------------------------------------

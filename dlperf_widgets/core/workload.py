@@ -77,6 +77,7 @@ __all__ = [
     "Workload",
     "WorkloadMemory",
     "WorkloadTime",
+    "dropout_mask_elements",
     "fused_attention_time_s",
     "price",
     "workload",
@@ -511,6 +512,24 @@ def _dropout(b: _Builder, name: str, path: str, elements: float, count: int,
           bytes=elements * (2 * b.act + 1), count=count, saved_bytes=saved)  # fmt: skip
 
 
+def dropout_mask_elements(w: Workload, kernel: str | None = None) -> float:
+    """Elements of the dropout masks that one layer's forward kernels (only those named
+    ``kernel`` when given) save for one micro-batch of training step ``w``. The kernel list
+    keeps each as a 1-byte mask, as CUDA's dropout kernels do; PyTorch's CPU dropout keeps
+    a mask in its input's dtype, so a CPU measurement holds (element size - 1) bytes more
+    per mask element."""
+    if not isinstance(w, Workload):
+        raise InvalidParameter(f"'workload' must be a Workload (got {describe(w)})")
+    act = 4.0 if w.precision in ("fp32", "tf32") else 2.0  # the activations' element size
+    per_layer = [
+        k for k in w.kernels
+        if k.pass_ == "forward" and k.name.endswith("dropout") and k.path.startswith("layers")
+        and kernel in (None, k.name)
+    ]  # fmt: skip
+    # _dropout's traffic is elements x (2 act + 1): read x, write y and the mask
+    return float(sum(k.bytes / (2 * act + 1) for k in per_layer))
+
+
 def _backward_of(k: Kernel, act: float) -> list[Kernel]:
     """The backward kernels of one forward kernel (see the module docstring)."""
     if k.kind == "gemm":
@@ -524,6 +543,12 @@ def _backward_of(k: Kernel, act: float) -> list[Kernel]:
             bytes=t * kin * act + t * n * act + kin * n * 4.0, saved_bytes=0.0,
             weight_bytes=0.0,
         )  # fmt: skip
+        if k.batch > 1:
+            # a batched product of two activations (eager attention's Q K^T and P V): each
+            # gradient reads the output gradient and one operand and writes the other's
+            # gradient, in 16 bits, once per batch entry
+            io = k.batch * (t * n + n * kin + t * kin) * act
+            dgrad, wgrad = replace(dgrad, bytes=io), replace(wgrad, bytes=io)
         return [dgrad, wgrad]
     if k.kind == "attention":
         # Fused backward: 2.5 x the forward FLOPs; reads Q, K, V, O, dO, writes dQ, dK, dV.

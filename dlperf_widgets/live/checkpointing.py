@@ -20,13 +20,9 @@ from typing import Any, ClassVar
 
 from .._optional import require
 from ..core._validate import check_int, check_number
-from ..core.memory import (
-    checkpoint_activation_bytes,
-    checkpoint_segment,
-    transformer_activation_bytes,
-)
+from ..core.memory import checkpoint_activation_bytes, checkpoint_segment
 from ..core.results import ResultMixin
-from .memory_check import SavedTensorTracker, transformer_block
+from .memory_check import SavedTensorTracker, block_model_bytes, transformer_block
 
 __all__ = ["CheckpointMeasurement", "measure_checkpointing"]
 
@@ -123,12 +119,8 @@ def measure_checkpointing(
     finally:
         for h in handles:
             h.remove()
-    act = transformer_activation_bytes(
-        seq_len, batch, hidden, heads, bytes_per_element=4, mask_bytes=4, dropout=dropout > 0
-    )
-    m_after, m_peak, recomputed = checkpoint_activation_bytes(
-        n, act.total_bytes, act.layer_input_bytes, checkpointing
-    )
+    layer, layer_input, _ = block_model_bytes(seq_len, batch, hidden, heads, dropout=dropout > 0)
+    m_after, m_peak, recomputed = checkpoint_activation_bytes(n, layer, layer_input, checkpointing)
     mode = checkpointing if isinstance(checkpointing, str) else f"every-{checkpointing}"
     return CheckpointMeasurement(
         layers=n,

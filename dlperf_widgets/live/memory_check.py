@@ -19,12 +19,14 @@ Two measurements, each compared with :mod:`dlperf_widgets.core.memory`:
   it needs for the backward pass (counted with saved-tensor hooks) and frees them after it.
 - :func:`measure_activations` runs one transformer block forward and records, with
   ``torch.autograd.graph.saved_tensors_hooks``, every tensor autograd keeps for the backward
-  pass (parameters excluded, each storage counted once). The block is written so that it
-  keeps exactly the tensors Korthikanti et al. (2022) count (explicit attention: no fused
-  kernel, which would not keep the s x s scores). Two differences from the paper remain
-  and are stated: on the CPU, dropout keeps its mask in the activation dtype (the model
-  is evaluated with ``mask_bytes`` = element size), and LayerNorm keeps its mean and
-  1/std (2 values per token and LayerNorm), which the formula leaves out.
+  pass (parameters excluded, each storage counted once), beside the saved tensors of the
+  step's kernel list (:func:`block_model_bytes`, a view of
+  :func:`dlperf_widgets.core.workload.workload`). The block runs explicit attention (no
+  fused kernel, which would not keep the s x s scores), so it keeps the tensors Korthikanti
+  et al. (2022) count. Two differences remain and are stated: on the CPU, dropout keeps its
+  mask in the activation dtype (the kernel list's 1-byte masks are counted at the element
+  size), and LayerNorm keeps its mean and 1/std (2 values per token and LayerNorm), which
+  the kernel list leaves out.
 """
 
 from __future__ import annotations
@@ -39,13 +41,15 @@ from typing import Any, ClassVar
 from .._optional import require
 from ..core._validate import check_choice, check_int, check_number, describe
 from ..core.errors import InvalidParameter
-from ..core.memory import (
-    OPTIMIZER_BYTES,
-    ActivationResult,
-    training_memory,
-    transformer_activation_bytes,
-)
+from ..core.memory import OPTIMIZER_BYTES, training_memory
 from ..core.results import ResultMixin
+from ..core.workload import (
+    LlmSpec,
+    SavedActivations,
+    dropout_mask_elements,
+    saved_activations,
+    workload,
+)
 
 __all__ = [
     "ActivationMeasurement",
@@ -465,12 +469,35 @@ def transformer_block(hidden: int = 64, heads: int = 4, dropout: float = 0.1) ->
     return _block_class()(hidden, heads, dropout)
 
 
+def block_model_bytes(
+    seq_len: int, batch: int, hidden: int, heads: int, *, dtype: str = "fp32",
+    dropout: bool = True,
+) -> tuple[float, float, SavedActivations]:  # fmt: skip
+    """(bytes one :func:`transformer_block` saves on the CPU, its input's bytes, the
+    kernel list's activation view) by the step's kernel list: one layer of eager
+    attention with a GELU MLP (:func:`dlperf_widgets.core.workload.workload`) trained in
+    ``dtype``, its forward kernels' saved tensors
+    (:func:`dlperf_widgets.core.workload.saved_activations`), with each dropout mask at the
+    element size, as PyTorch's CPU dropout keeps it (1 byte in the kernel list, as on a
+    GPU)."""
+    spec = LlmSpec(name="transformer block", layers=1, hidden=hidden, heads=heads,
+                   kv_heads=heads, head_dim=hidden // heads, ffn=4 * hidden, vocab=1,
+                   gated_mlp=False, rotary=False)  # fmt: skip
+    w = workload(spec, phase="training", batch=batch, seq=seq_len, precision=dtype,
+                 attention="eager", causal=False, dropout=dropout)  # fmt: skip
+    view = saved_activations(w, head=False)
+    elem = 4.0 if dtype == "fp32" else 2.0
+    cpu_masks = dropout_mask_elements(w) * (elem - 1.0)
+    return view.per_layer_bytes + cpu_masks, view.layer_input_bytes, view
+
+
 @dataclass(frozen=True)
 class ActivationMeasurement(ResultMixin):
-    """Bytes saved for backward by one transformer block: measured vs the model.
+    """Bytes saved for backward by one transformer block: measured vs the model (the
+    kernel list's saved tensors, :func:`block_model_bytes`).
 
-    ``layernorm_stats_bytes`` is the part of the measurement the formula leaves out (the
-    LayerNorms' mean and 1/std); ``ratio`` = measured / model.
+    ``layernorm_stats_bytes`` is the part of the measurement the kernel list leaves out
+    (the LayerNorms' mean and 1/std); ``ratio`` = measured / model.
     """
 
     seq_len: int
@@ -485,7 +512,7 @@ class ActivationMeasurement(ResultMixin):
     ratio: float
     layernorm_stats_bytes: int
     saved_tensors: int
-    model: ActivationResult
+    model: SavedActivations
 
     _hidden: ClassVar[tuple[str, ...]] = ("model",)
     _units: ClassVar[dict[str, str]] = {
@@ -509,7 +536,8 @@ def measure_activations(
     checkpoint: bool = False,
     seed: int = 0,
 ) -> ActivationMeasurement:
-    """Measure the activations one transformer block keeps, and the model's estimate.
+    """Measure the activations one transformer block keeps, and the model's count (the
+    step's kernel list: :func:`block_model_bytes`).
 
     With ``checkpoint=True`` the block runs under ``torch.utils.checkpoint`` and keeps only
     its input, which the model predicts as the layer-input bytes (s*b*h elements).
@@ -530,11 +558,10 @@ def measure_activations(
             out = block(x)
         measured = tracker.current_bytes
     out.float().sum().backward()  # the graph was real: backward runs
-    elem = torch.finfo(tdtype).bits // 8
-    model = transformer_activation_bytes(
-        s, b, hidden, heads, bytes_per_element=elem, mask_bytes=elem, dropout=dropout > 0
+    layer, layer_input, view = block_model_bytes(
+        s, b, hidden, heads, dtype=name, dropout=dropout > 0
     )
-    predicted = model.layer_input_bytes if checkpoint else model.total_bytes
+    predicted = layer_input if checkpoint else layer
     stats = sum(n for shape, _, n in tracker.saved if shape == (b, s, 1))
     return ActivationMeasurement(
         seq_len=s,
@@ -549,7 +576,7 @@ def measure_activations(
         ratio=measured / predicted,
         layernorm_stats_bytes=int(stats),
         saved_tensors=len(tracker.saved),
-        model=model,
+        model=view,
     )
 
 

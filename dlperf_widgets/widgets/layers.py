@@ -9,7 +9,7 @@ from ..core.alignment import Finding
 from ..core.errors import InvalidParameter
 from ..core.gpus import Gpu
 from ..core.layers import LAYER_KINDS, LayerResult, layer
-from ..core.network import NetworkResult, transformer
+from ..core.network import TRANSFORMER_DTYPES, NetworkResult, transformer
 from ..core.results import format_quantity
 from ..plots.breakdown import (
     CLASS_LABELS,
@@ -260,7 +260,9 @@ class NetworkBreakdown(Explorer):
                 continuous_update=False,
                 layout=widgets.Layout(width="200px"),
             ),
-            "dtype": widgets.Dropdown(options=g.dtypes(), value=first.dtype, description="dtype"),
+            "dtype": widgets.Dropdown(
+                options=self._dtype_options(g), value=first.dtype, description="dtype"
+            ),
             "gpu": gpu_dd,
             "backward": widgets.Checkbox(value=backward, description="training (backward)"),
         }
@@ -303,6 +305,13 @@ class NetworkBreakdown(Explorer):
         self._artists = None
         self._setup(controls, rows=[["dtype", "gpu"]])
         return self
+
+    def _dtype_options(self, g: Gpu) -> list[str]:
+        """A traced model runs in any dtype the GPU has; the transformer's step in those
+        the kernel list has a recipe for."""
+        if getattr(self, "_module", None) is not None:
+            return g.dtypes()
+        return [d for d in g.dtypes() if d in TRANSFORMER_DTYPES]
 
     def _compute(self) -> NetworkResult:
         c = self.controls

@@ -389,3 +389,23 @@ def test_selective_recomputation_is_the_papers_34_sbh():
     assert r.activations_per_layer_bytes == per_layer == 34 * s * b * h
     assert r.activations_after_forward_bytes == 4 * per_layer
     assert r.checkpointing == "selective"
+
+
+def test_saved_activation_bytes_is_the_kernel_lists_plus_named_extras():
+    """saved_activation_bytes is a view of the step's kernel list: on a GPU with a fused
+    GELU (one saved tensor), a GPT-2 block in FP32 with dropout saves exactly the kernel
+    list's per-layer tensors plus the two LayerNorms' mean and 1/std (4 FP32 values per
+    token), which is Korthikanti et al.'s closed form with 4-byte activations and 1-byte
+    masks plus those statistics."""
+    from dlperf_widgets.core.memory import saved_activation_bytes
+    from dlperf_widgets.core.workload import LlmSpec, saved_activations, workload
+
+    s, b, h, a = 128, 2, 256, 8
+    r = saved_activation_bytes(s, b, h, a, layers=3, gelu_tensors=1, device="gpu")
+    spec = LlmSpec("gpt2", 3, h, a, a, h // a, 4 * h, 1, gated_mlp=False, rotary=False)
+    w = workload(spec, phase="training", batch=b, seq=s, precision="fp32", attention="eager",
+                 dropout=True)  # fmt: skip
+    stats = 2 * 2 * s * b * 4
+    assert r.block_bytes == saved_activations(w).per_layer_bytes + stats
+    paper = transformer_activation_bytes(s, b, h, a, bytes_per_element=4, mask_bytes=1)
+    assert r.block_bytes == paper.total_bytes + stats

@@ -78,3 +78,21 @@ def test_activations_scale_with_sequence_like_the_formula():
     assert b.measured_bytes / a.measured_bytes == pytest.approx(
         b.model_bytes / a.model_bytes, rel=0.01
     )
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize("dropout", [True, False])
+def test_block_model_is_the_papers_count_with_cpu_masks(dtype, dropout):
+    """The kernel list's saved tensors for the measured block equal Korthikanti et al.'s
+    closed form s*b*h*(16p + 2m) + a*s^2*b*(2p + m) with masks at the element size (m = p,
+    PyTorch's CPU dropout), an independent count of the same tensors."""
+    from dlperf_widgets.core.memory import transformer_activation_bytes
+    from dlperf_widgets.live.memory_check import block_model_bytes
+
+    p = 4 if dtype == "fp32" else 2
+    layer, layer_input, _ = block_model_bytes(128, 2, 256, 8, dtype=dtype, dropout=dropout)
+    paper = transformer_activation_bytes(
+        128, 2, 256, 8, bytes_per_element=p, mask_bytes=p, dropout=dropout
+    )
+    assert layer == paper.total_bytes
+    assert layer_input == paper.layer_input_bytes == 128 * 2 * 256 * p

@@ -511,7 +511,7 @@ CLAIMS = [
     Claim(
         "02",
         "d4427baa",
-        r"to about half \((\d+) % either way\)",
+        r"to about half \((\d+) % and\s+\d+ %\)",
         lambda: (
             100
             * _bert_v100_like(seq_len=2048, batch=2).by_class["tensor_contraction"]["runtime_share"]
@@ -521,7 +521,7 @@ CLAIMS = [
     Claim(
         "02",
         "d4427baa",
-        r"to about half \((\d+) % either way\)",
+        r"to about half \(\d+ % and\s+(\d+) %\)",
         lambda: 100 * _bert_v100_like(gpu="H100").by_class["tensor_contraction"]["runtime_share"],
         rel=0.03,
     ),

@@ -82,6 +82,18 @@ def test_network_breakdown_pattern(close_after):
     assert w.view.full_draws == full  # shares move inside fixed axes
 
 
+def test_network_breakdown_offers_the_steps_dtypes(close_after):
+    """The dtype dropdown offers what the transformer's step can run in on the chosen GPU
+    (no FP64 or int8 training), and follows the GPU: FP8 appears on an H100."""
+    w = NetworkBreakdown(layers=2, gpu="A100")
+    close_after(w)
+    assert list(w.controls["dtype"].options) == ["fp32", "tf32", "fp16", "bf16"]
+    w.controls["gpu"].value = next(o for o in w.controls["gpu"].options if "H100" in str(o))
+    assert "fp8_e4m3" in w.controls["dtype"].options
+    w.controls["dtype"].value = "fp8_e4m3"
+    assert w.error == "" and w.result.dtype == "fp8_e4m3"
+
+
 def test_memory_calculator_bytes_per_parameter(close_after, error_count):
     """Mixed precision + AdamW: 6 + 4 + 8 = 18 bytes per parameter (slides' table)."""
     w = MemoryCalculator(
