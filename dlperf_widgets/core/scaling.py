@@ -54,6 +54,7 @@ its 16 codes.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -523,10 +524,13 @@ class BlockStudyResult(ResultMixin):
     (seed ``seed``) whose first value is replaced by an outlier ``outlier_binades`` binades
     (powers of two) above the others' largest magnitude. ``block_error`` is the relative
     rms error (norm of the error over norm of the values) of the outlier's block-mates,
-    ``tensor_error`` that of every value but the outlier, ``block_flushed_fraction`` the
-    share of block-mates that became zero, ``outlier_error`` the outlier's own relative
-    error. The ``sweep_*`` arrays hold the same errors for outliers ``sweep_binades``.
-    With one scale per tensor the outlier's block is the whole tensor.
+    ``other_blocks_error`` that of the values outside its block (None with one scale per
+    tensor, where the outlier's block is the whole tensor), ``tensor_error`` that of every
+    value but the outlier (``baseline_tensor_error`` without an outlier: the format's own
+    rounding), ``block_flushed_fraction`` the share of block-mates that became zero,
+    ``outlier_error`` the outlier's own relative error. The ``sweep_*`` arrays hold the
+    same for outliers ``sweep_binades`` (``sweep_other_blocks_error`` empty for one scale
+    per tensor).
     """
 
     format: str
@@ -543,19 +547,20 @@ class BlockStudyResult(ResultMixin):
     seed: int
     outlier_binades: float
     block_error: float
+    other_blocks_error: float | None
     tensor_error: float
     block_flushed_fraction: float
     outlier_error: float
     baseline_tensor_error: float
     sweep_binades: Any
     sweep_block_error: Any
-    sweep_tensor_error: Any
+    sweep_other_blocks_error: Any
     sweep_block_flushed: Any
 
     _hidden: ClassVar[tuple[str, ...]] = (
         "sweep_binades",
         "sweep_block_error",
-        "sweep_tensor_error",
+        "sweep_other_blocks_error",
         "sweep_block_flushed",
     )
 
@@ -594,17 +599,11 @@ def block_outlier_study(
             f"'block_size' must be below the study's {n:,} elements, so that other blocks "
             f"exist (got {bf.block_size})"
         )
-    base = np.random.default_rng(seed).standard_normal(n)
-    top = float(np.abs(base[1:]).max())
-    sizes = np.append(STUDY_BINADES, b)
-    x = np.repeat(base[None, :], sizes.size, axis=0)
-    x[:, 0] = top * np.exp2(sizes)
-    deq, _, _, _ = _quantize_rows(x, bf)
-    err = deq - x
     k = bf.block_size or n
-    block_err = _rel_rms(err[:, 1:k], x[:, 1:k])
-    tensor_err = _rel_rms(err[:, 1:], x[:, 1:])
-    flushed = (deq[:, 1:k] == 0).mean(axis=1)  # the normal values are never exactly zero
+    sweep = _outlier_errors(bf, seed, STUDY_BINADES)
+    block_err, other_err, tensor_err, flushed, outlier_err = _outlier_errors(
+        bf, seed, np.array([b])
+    )
     return BlockStudyResult(
         format=bf.name,
         element_format=bf.element_format,
@@ -619,16 +618,46 @@ def block_outlier_study(
         elements=n,
         seed=seed,
         outlier_binades=b,
-        block_error=float(block_err[-1]),
-        tensor_error=float(tensor_err[-1]),
-        block_flushed_fraction=float(flushed[-1]),
-        outlier_error=float(abs(err[-1, 0]) / x[-1, 0]),
-        baseline_tensor_error=float(tensor_err[0]),
+        block_error=float(block_err[0]),
+        other_blocks_error=float(other_err[0]) if other_err.size else None,
+        tensor_error=float(tensor_err[0]),
+        block_flushed_fraction=float(flushed[0]),
+        outlier_error=float(outlier_err[0]),
+        baseline_tensor_error=float(sweep[2][0]),
         sweep_binades=STUDY_BINADES.copy(),
-        sweep_block_error=block_err[:-1],
-        sweep_tensor_error=tensor_err[:-1],
-        sweep_block_flushed=flushed[:-1],
+        sweep_block_error=sweep[0].copy(),
+        sweep_other_blocks_error=sweep[1].copy(),
+        sweep_block_flushed=sweep[3].copy(),
     )
+
+
+def _outlier_errors(bf: BlockFormat, seed: int, sizes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(block-mates' error, other blocks' error (empty with one block), every other
+    value's error, block-mates flushed, outlier's error) for every outlier size; the sweep
+    over :data:`STUDY_BINADES` is kept for the last few layouts."""
+    if sizes is STUDY_BINADES:
+        return _sweep_errors(bf, seed)
+    n = STUDY_ELEMENTS
+    base = np.random.default_rng(seed).standard_normal(n)
+    top = float(np.abs(base[1:]).max())
+    x = np.repeat(base[None, :], sizes.size, axis=0)
+    x[:, 0] = top * np.exp2(sizes)
+    deq, _, _, _ = _quantize_rows(x, bf)
+    err = deq - x
+    k = bf.block_size or n
+    return (
+        _rel_rms(err[:, 1:k], x[:, 1:k]),
+        _rel_rms(err[:, k:], x[:, k:]) if k < n else np.zeros(0),
+        _rel_rms(err[:, 1:], x[:, 1:]),
+        (deq[:, 1:k] == 0).mean(axis=1),  # the normal values are never exactly zero
+        np.abs(err[:, 0]) / x[:, 0],
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _sweep_errors(bf: BlockFormat, seed: int) -> tuple[np.ndarray, ...]:
+    # a frozen BlockFormat is hashable; moving the outlier alone reuses the sweep
+    return _outlier_errors(bf, seed, STUDY_BINADES.copy())
 
 
 def log2_magnitudes(values: Any) -> np.ndarray:

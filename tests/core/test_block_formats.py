@@ -149,13 +149,16 @@ def test_outlier_flushes_the_block_mates_by_the_closed_form():
         outlier = np.abs(x[1:]).max() * 2.0**b
         scale = 2.0 ** (math.floor(math.log2(outlier)) - 2)
         assert r.block_flushed_fraction == pytest.approx(np.mean(np.abs(x[1:32]) <= scale / 4))
-        ref = np.random.default_rng(0).standard_normal(1024)
-        rest = x[32:]
-        q = block_quantize(ref, "mxfp4").values[32:]
-        # with e8m0 scales the blocks are independent: the other blocks' error is unchanged
-        mates = r.block_error * np.linalg.norm(x[1:32])
-        other = np.sqrt(max(r.tensor_error**2 * np.sum(x[1:] ** 2) - mates**2, 0.0))
-        assert other == pytest.approx(np.linalg.norm(q - rest), rel=1e-9)
+        # with E8M0 scales the blocks are independent: the other blocks' error is the one
+        # they have without any outlier, and the whole tensor's mixes the two
+        q = block_quantize(x, "mxfp4").values[32:]
+        assert r.other_blocks_error == pytest.approx(
+            np.linalg.norm(q - x[32:]) / np.linalg.norm(x[32:]), rel=1e-12
+        )
+        mates, others = r.block_error * np.linalg.norm(x[1:32]), np.linalg.norm(q - x[32:])
+        assert r.tensor_error == pytest.approx(
+            math.hypot(mates, others) / np.linalg.norm(x[1:]), rel=1e-12
+        )
 
 
 def test_one_scale_per_tensor_loses_small_values_only_past_its_range():
@@ -170,7 +173,8 @@ def test_one_scale_per_tensor_loses_small_values_only_past_its_range():
         assert r.block_flushed_fraction == pytest.approx(
             np.mean(448 * np.abs(x[1:]) / outlier <= 2.0**-10)
         )
-        assert r.block_error == r.tensor_error
+        assert r.block_error == r.tensor_error and r.other_blocks_error is None
+        assert r.sweep_other_blocks_error.size == 0
     assert block_outlier_study("fp8_per_tensor", outlier_binades=20).block_flushed_fraction > 0.5
 
 
@@ -180,9 +184,10 @@ def test_nvfp4s_tensor_scale_lets_a_huge_outlier_reach_the_other_blocks():
     while MXFP4's E8M0 scales keep the other blocks as they were."""
     nv = block_outlier_study("nvfp4", outlier_binades=24)
     mx = block_outlier_study("mxfp4", outlier_binades=24)
-    assert nv.tensor_error > 0.9
-    assert mx.tensor_error < 0.3 and mx.tensor_error == pytest.approx(mx.sweep_tensor_error[-1])
-    assert nv.baseline_tensor_error == pytest.approx(nv.sweep_tensor_error[0])
+    assert nv.other_blocks_error > 0.9
+    assert mx.other_blocks_error == pytest.approx(mx.sweep_other_blocks_error[0])
+    assert mx.other_blocks_error == pytest.approx(mx.sweep_other_blocks_error[-1])
+    assert nv.sweep_other_blocks_error[0] < 0.2
 
 
 def test_the_outlier_itself_saturates_under_power_of_two_scales():
