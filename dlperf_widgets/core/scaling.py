@@ -540,6 +540,7 @@ class BlockStudyResult(ResultMixin):
     bits_per_element: float
     tensor_scale_bits: int
     element_max: float
+    element_min_subnormal: float
     block_range_binades: float
     scale_range_binades: float
     tensor_range_binades: float
@@ -612,6 +613,7 @@ def block_outlier_study(
         bits_per_element=bf.bits_per_element,
         tensor_scale_bits=bf.tensor_scale_bits,
         element_max=bf.element_max,
+        element_min_subnormal=bf.element_min_subnormal,
         block_range_binades=bf.block_range_binades,
         scale_range_binades=bf.scale_range_binades,
         tensor_range_binades=bf.tensor_range_binades,

@@ -121,16 +121,18 @@ class BlockFormatExplorer(Explorer):
 
 def _summary(r: BlockStudyResult) -> str:
     per_tensor = r.block_size >= r.elements
+    grid = f"elements from ±{r.element_min_subnormal:g} to ±{r.element_max:g} times their scale"
     if per_tensor:
         layout = (
-            f"{r.bits_per_element:g} bits per element ({r.element_format}, one 32-bit scale "
-            f"for the whole tensor); the tensor spans {r.tensor_range_binades:.1f} binades"
+            f"<b>{r.bits_per_element:g}</b> bits per element ({r.element_format}, one 32-bit "
+            f"scale for the whole tensor); {grid}; the tensor spans "
+            f"{r.tensor_range_binades:.1f} binades"
         )
     else:
         tensor_scale = " plus a 32-bit scale per tensor" if r.tensor_scale_bits else ""
         layout = (
             f"<b>{r.bits_per_element:g}</b> bits per element ({r.element_format} + an "
-            f"{r.scale_format} scale per {r.block_size}{tensor_scale}); one block spans "
+            f"{r.scale_format} scale per {r.block_size}{tensor_scale}); {grid}; one block spans "
             f"{r.block_range_binades:.1f} binades below its largest value, the scales "
             f"{r.scale_range_binades:.1f}, one tensor {r.tensor_range_binades:.1f}"
         )
