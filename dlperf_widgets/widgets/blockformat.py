@@ -125,16 +125,16 @@ def _summary(r: BlockStudyResult) -> str:
     if per_tensor:
         layout = (
             f"<b>{r.bits_per_element:g}</b> bits per element ({r.element_format}, one 32-bit "
-            f"scale for the whole tensor); {grid}; the tensor spans "
-            f"{r.tensor_range_binades:.1f} binades"
+            f"scale for the whole tensor); {grid}. The tensor spans "
+            f"{r.tensor_range_binades:.1f} binades (powers of two)"
         )
     else:
         tensor_scale = " plus a 32-bit scale per tensor" if r.tensor_scale_bits else ""
         layout = (
             f"<b>{r.bits_per_element:g}</b> bits per element ({r.element_format} + an "
-            f"{r.scale_format} scale per {r.block_size}{tensor_scale}); {grid}; one block spans "
-            f"{r.block_range_binades:.1f} binades below its largest value, the scales "
-            f"{r.scale_range_binades:.1f}, one tensor {r.tensor_range_binades:.1f}"
+            f"{r.scale_format} scale per {r.block_size}{tensor_scale}); {grid}. In binades "
+            f"(powers of two), the element grid spans {r.block_range_binades:.1f}, the "
+            f"scales {r.scale_range_binades:.1f}, one tensor {r.tensor_range_binades:.1f}"
         )
     block = "every other value" if per_tensor else "its block-mates"
     rows = [
