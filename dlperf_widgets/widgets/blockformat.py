@@ -121,7 +121,7 @@ class BlockFormatExplorer(Explorer):
 
 def _summary(r: BlockStudyResult) -> str:
     per_tensor = r.block_size >= r.elements
-    grid = f"elements from ±{r.element_min_subnormal:g} to ±{r.element_max:g} times their scale"
+    grid = f"elements from ±{r.element_min_subnormal:.4g} to ±{r.element_max:g} times their scale"
     if per_tensor:
         layout = (
             f"<b>{r.bits_per_element:g}</b> bits per element ({r.element_format}, one 32-bit "
