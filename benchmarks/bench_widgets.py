@@ -31,6 +31,7 @@ from dlperf_widgets.core.fusion import CHAINS as FUSION_CHAINS
 from dlperf_widgets.core.gpus import gpu, gpu_names
 from dlperf_widgets.live.profile import shipped_profiles
 from dlperf_widgets.widgets import (
+    BlockFormatExplorer,
     DimensionSweep,
     FormatExplorer,
     Fp8ScalingExplorer,
@@ -42,6 +43,7 @@ from dlperf_widgets.widgets import (
     LossScalingExplorer,
     MemoryCalculator,
     NetworkBreakdown,
+    PipelineExplorer,
     Roofline,
     ServingExplorer,
     SparsityExplorer,
@@ -226,6 +228,40 @@ def cases(n: int) -> list[tuple[str, Callable[[], Any], list[tuple[str, Any]]]]:
             "Fp8ScalingExplorer: type log2 std",
             lambda: Fp8ScalingExplorer(),
             [("log2_std", str(1 + 0.25 * (i % 20))) for i in range(n)],
+        ),
+        (
+            "BlockFormatExplorer: drag outlier",
+            lambda: BlockFormatExplorer(),
+            [("outlier", 0.5 * (i % 49)) for i in range(n)],
+        ),
+        (
+            # each layout's sweep is quantized on its first visit (the core keeps the last few)
+            "BlockFormatExplorer: pick format",
+            lambda: BlockFormatExplorer(),
+            [
+                ("format", f)
+                for f in _cycle(["nvfp4", "mxfp8_e4m3", "fp8_per_tensor", "mxfp6_e2m3", "mxfp4"], n)
+            ],
+        ),
+        (
+            "BlockFormatExplorer: type block size",
+            lambda: BlockFormatExplorer(),
+            [("block_size", str(b)) for b in _cycle([8, 16, 24, 32, 64, 128, 256, 48], n)],
+        ),
+        (
+            "PipelineExplorer: drag micro-batches (1F1B)",
+            lambda: PipelineExplorer(),
+            [("micro_batches", 1 + i % 32) for i in range(n)],
+        ),
+        (
+            "PipelineExplorer: drag chunks (interleaved, 8 x 32)",
+            lambda: PipelineExplorer(8, 32, "interleaved"),
+            [("chunks", 2 + i % 3) for i in range(n)],
+        ),
+        (
+            "PipelineExplorer: drag stages (GPipe, m = 16)",
+            lambda: PipelineExplorer(micro_batches=16, schedule="gpipe"),
+            [("stages", 1 + i % 16) for i in range(n)],
         ),
         (
             "StepTimeCalculator: type GPUs",

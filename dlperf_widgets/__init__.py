@@ -74,6 +74,10 @@ _LAZY: dict[str, str] = {
     "pipeline_schedule": "dlperf_widgets.core.scaleout",
     "Fp8ScalingExplorer": "dlperf_widgets.widgets",
     "StepTimeCalculator": "dlperf_widgets.widgets",
+    # block-scaled formats with an outlier; pipeline schedules and their bubble
+    "block_outlier_study": "dlperf_widgets.core.scaling",
+    "BlockFormatExplorer": "dlperf_widgets.widgets",
+    "PipelineExplorer": "dlperf_widgets.widgets",
     # the device at hand: fit the model's constants to it (torch)
     "calibrate": "dlperf_widgets.live.calibrate",
     # serving LLMs at scale, and explaining a profile

@@ -14,7 +14,14 @@ from ..core.scaleout import (
     pipeline_schedule,
     step_time,
 )
-from ..core.scaling import BLOCK_FORMATS, FP8_FORMATS, block_format, fp8_quantize
+from ..core.scaling import (
+    BLOCK_FORMATS,
+    FP8_FORMATS,
+    SCALE_FORMATS,
+    block_format,
+    block_outlier_study,
+    fp8_quantize,
+)
 from . import Command, float_arg, int_arg
 from .memory import params_arg
 
@@ -49,6 +56,24 @@ def _fp8_run(a: argparse.Namespace) -> object:
 # -- blockformat ----------------------------------------------------------------------------
 def _block_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", help=f"{' | '.join(BLOCK_FORMATS)}")
+    p.add_argument(
+        "--block-size", type=int_arg("block_size"), default=None, help="what-if block size"
+    )
+    p.add_argument("--scale-format", default=None, help=f"what-if: {' | '.join(SCALE_FORMATS)}")
+    p.add_argument(
+        "--outlier",
+        type=float_arg("outlier_binades"),
+        default=None,
+        help="quantize normal values with one outlier this many binades up",
+    )
+
+
+def _block_run(a: argparse.Namespace) -> object:
+    if a.outlier is None:
+        return block_format(a.name, block_size=a.block_size, scale_format=a.scale_format)
+    return block_outlier_study(
+        a.name, block_size=a.block_size, scale_format=a.scale_format, outlier_binades=a.outlier
+    )
 
 
 # -- mfu ------------------------------------------------------------------------------------
@@ -86,11 +111,17 @@ def _mfu_run(a: argparse.Namespace) -> object:
 def _pipe_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("stages", type=int_arg("stages"), help="pipeline stages p")
     p.add_argument("micro_batches", type=int_arg("micro_batches"), help="micro-batches m")
-    p.add_argument("--schedule", default="1f1b", help="gpipe | 1f1b (1f1b)")
+    p.add_argument("--schedule", default="1f1b", help=f"{' | '.join(SCHEDULES)} (1f1b)")
+    p.add_argument(
+        "--chunks",
+        type=int_arg("chunks"),
+        default=2,
+        help="layer chunks per stage (interleaved: 2)",
+    )
 
 
 def _pipe_run(a: argparse.Namespace) -> object:
-    return pipeline_schedule(a.stages, a.micro_batches, a.schedule)
+    return pipeline_schedule(a.stages, a.micro_batches, a.schedule, chunks=a.chunks)
 
 
 # -- collective -----------------------------------------------------------------------------
@@ -169,9 +200,10 @@ COMMANDS = [
     ),
     Command(
         "blockformat",
-        "block size, scale format and bits per element of MXFP8, MXFP4, NVFP4",
+        "block size, scale format, bits per element and range of MXFP8/6/4, NVFP4; "
+        "--outlier: its error with one outlier",
         _block_configure,
-        lambda a: block_format(a.name),
+        _block_run,
         order=62,
     ),
     Command(
@@ -183,7 +215,7 @@ COMMANDS = [
     ),
     Command(
         "pipeline",
-        "GPipe or 1F1B pipeline schedule: bubble and micro-batches in flight",
+        "GPipe, 1F1B or interleaved pipeline schedule: bubble and activations held",
         _pipe_configure,
         _pipe_run,
         order=76,

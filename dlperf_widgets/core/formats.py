@@ -7,8 +7,9 @@ precision*. Layouts: IEEE 754 for FP64/FP32/FP16; bfloat16 and TF32 (an 8-bit ex
 a 10-bit significand, stored in 32 bits) as in the NVIDIA A100 whitepaper; FP8 E4M3 and E5M2
 as in Micikevicius et al. 2022, "FP8 Formats for Deep Learning" (E5M2 follows IEEE rules;
 E4M3 has no infinities and only the all-ones pattern S.1111.111 is NaN, which buys one more
-binade: largest value 448); FP4 E2M1 as in the OCP Microscaling Formats (MX) Specification
-v1.0, section 5.3.3 (no infinities or NaN; largest value 6).
+binade: largest value 448); FP6 E2M3 / E3M2 and FP4 E2M1 as in the OCP Microscaling Formats
+(MX) Specification v1.0, sections 5.3.2 and 5.3.3 (no infinities or NaN; largest values 7.5,
+28 and 6).
 
 :func:`simulate_cast` rounds an array to a format in numpy (round to nearest, ties to
 even; overflow to infinity or saturation as the format does; gradual underflow through the
@@ -145,6 +146,32 @@ _LAYOUTS: dict[str, _Layout] = {
             ("e5m2", "float8_e5m2", "fp8-e5m2"),
             "FP8 E5M2 (IEEE-like): gradients",
         ),
+        # FP6 (OCP MX spec v1.0, section 5.3.2): no infinities or NaN; E2M3 (bias 1, values
+        # to 7.5) and E3M2 (bias 3, values to 28), the elements of MXFP6
+        _Layout(
+            "fp6_e2m3",
+            "float",
+            2,
+            3,
+            6,
+            "none",
+            "saturate",
+            None,
+            ("e2m3", "float6_e2m3fn", "fp6-e2m3"),
+            "FP6 E2M3 (no infinities, no NaN; values to 7.5): an element of MXFP6",
+        ),
+        _Layout(
+            "fp6_e3m2",
+            "float",
+            3,
+            2,
+            6,
+            "none",
+            "saturate",
+            None,
+            ("e3m2", "float6_e3m2fn", "fp6-e3m2"),
+            "FP6 E3M2 (no infinities, no NaN; values to 28): an element of MXFP6",
+        ),
         _Layout(
             "fp4_e2m1",
             "float",
@@ -259,7 +286,8 @@ class FormatResult(ResultMixin):
 def number_format(name: str) -> FormatResult:
     """Layout and limits of a format: ``number_format('fp16').max == 65504``.
 
-    Names: fp64 fp32 tf32 fp16 bf16 fp8_e4m3 fp8_e5m2 fp4_e2m1 int8 int4 and aliases (half,
+    Names: fp64 fp32 tf32 fp16 bf16 fp8_e4m3 fp8_e5m2 fp6_e2m3 fp6_e3m2 fp4_e2m1 int8 int4 and
+    aliases (half,
     bfloat16, fp8, float8_e4m3fn, e5m2, ...).
     """
     lay = _layout(name)

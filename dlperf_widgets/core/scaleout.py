@@ -8,8 +8,12 @@
   forwards) have the same bubble; 1F1B keeps at most p micro-batches of activations alive
   instead of m. The interleaved schedule gives each GPU v chunks of layers, which divides
   the bubble's slots by v: (p - 1) / (v m + p - 1), for v times the pipeline messages.
+  The paper writes the bubble over the ideal time m (t_f + t_b) instead: (p - 1) / (v m)
+  (equal to (p - 1) / m for GPipe and 1F1B). The first stage of the interleaved schedule
+  holds p (1 + (p - 1) / (p v)) micro-batches' worth of activations (Korthikanti et al.
+  2022, "Reducing Activation Recomputation in Large Transformer Models").
   :func:`pipeline_schedule` simulates the schedules op by op (the pictures, and a second
-  computation of the bubble in the tests).
+  computation of the bubble and of the activations held in the tests).
 - **Collectives** on the ring algorithm (Patarasuk & Yuan 2009; Thakur et al. 2005): an
   all-reduce of S bytes over n ranks is a reduce-scatter and an all-gather, 2 (n - 1)
   steps, each sending S / n bytes: time 2 (n - 1) alpha + 2 (n - 1)/n S / B with alpha the
@@ -279,37 +283,81 @@ def pipeline_bubble(
 class ScheduleResult(ResultMixin):
     """A pipeline schedule simulated op by op (unit times by default).
 
-    ``ops`` is a tuple of (stage, micro_batch, kind 'F' or 'B', start, end). ``bubble_fraction``
-    is the idle share of stage-time; ``max_in_flight`` the most micro-batches whose
-    activations a stage holds at once (stage 0 holds the most).
+    ``ops`` is a tuple of (stage, micro_batch, kind 'F' or 'B', start, end), ``op_chunks``
+    the layer chunk of each op (0 unless interleaved; chunk c of stage s is virtual stage
+    c x p + s). ``bubble_fraction`` is the simulated idle share of stage-time;
+    ``formula_bubble_fraction`` the closed form of that share, (p - 1) / (v m + p - 1);
+    ``formula_bubble_over_ideal`` the bubble over the ideal time m (t_f + t_b), the form
+    Narayanan et al. 2021 write, (p - 1) / (v m). ``max_in_flight`` is the most micro-batch
+    chunks whose activations one stage holds at once; ``activations_per_stage`` the peak of
+    each stage in micro-batches' worth of that stage's activations (a chunk holds 1 / v of
+    them), ``peak_activations`` their maximum (stage 0). ``sends_per_micro_batch`` counts
+    the point-to-point transfers of one micro-batch (activations forward, gradients
+    backward) over the v p - 1 virtual-stage boundaries. Exact arithmetic on unit op times,
+    no communication time.
     """
 
     schedule: str
     stages: int
     micro_batches: int
+    chunks: int
     forward_time: float
     backward_time: float
     total_time: float
     bubble_fraction: float
     formula_bubble_fraction: float
+    formula_bubble_over_ideal: float
     max_in_flight: int
+    peak_activations: float
+    activations_per_stage: tuple[float, ...]
+    sends_per_micro_batch: int
     ops: tuple[tuple[int, int, str, float, float], ...] = field(default=(), repr=False)
+    op_chunks: tuple[int, ...] = field(default=(), repr=False)
 
-    _hidden: ClassVar[tuple[str, ...]] = ("ops",)
+    _hidden: ClassVar[tuple[str, ...]] = ("ops", "op_chunks")
 
     def _title(self) -> str:
-        return f"{self.schedule} pipeline: {self.stages} stages, {self.micro_batches} micro-batches"
+        extra = f" ({self.chunks} chunks per stage)" if self.schedule == "interleaved" else ""
+        return (
+            f"{self.schedule} pipeline{extra}: {self.stages} stages, "
+            f"{self.micro_batches} micro-batches"
+        )
 
 
-def _stage_order(schedule: str, s: int, p: int, m: int) -> list[tuple[str, int]]:
+def _stage_order(schedule: str, s: int, p: int, m: int, v: int) -> list[tuple[str, int, int]]:
+    """The (kind, micro-batch, chunk) ops stage ``s`` runs, in its order.
+
+    GPipe: every forward, then every backward. 1F1B (Narayanan et al. 2021, section 2.2.1,
+    PipeDream-Flush): p - s - 1 warm-up forwards, then one forward and one backward in
+    turn, then the remaining backwards. Interleaved (section 2.2.2, as Megatron-LM's
+    ``forward_backward_pipelining_with_interleaving`` orders it): micro-batches go in
+    groups of p through chunk 0, then chunk 1, ...; backwards walk the chunks in reverse;
+    2 (p - s - 1) + (v - 1) p warm-up forwards (all of them when m = p), then 1F1B.
+    """
     if schedule == "gpipe":
-        return [("F", i) for i in range(m)] + [("B", i) for i in range(m)]
-    warm = min(p - s - 1, m)
-    order = [("F", i) for i in range(warm)]
-    for i in range(m - warm):
-        order += [("F", warm + i), ("B", i)]
-    order += [("B", i) for i in range(m - warm, m)]
-    return order
+        return [("F", i, 0) for i in range(m)] + [("B", i, 0) for i in range(m)]
+    if schedule == "1f1b":
+        warm = min(p - s - 1, m)
+        order = [("F", i, 0) for i in range(warm)]
+        for i in range(m - warm):
+            order += [("F", warm + i, 0), ("B", i, 0)]
+        return order + [("B", i, 0) for i in range(m - warm, m)]
+    total = m * v
+
+    def op(kind: str, k: int) -> tuple[str, int, int]:
+        group, r = divmod(k, p * v)
+        chunk = r // p
+        return (kind, group * p + r % p, chunk if kind == "F" else v - 1 - chunk)
+
+    warm = total if m == p else min(2 * (p - s - 1) + (v - 1) * p, total)
+    order = [op("F", k) for k in range(warm)]
+    for k in range(total - warm):
+        order += [op("F", warm + k), op("B", k)]
+    return order + [op("B", k) for k in range(total - warm, total)]
+
+
+# Ops a simulation may run (2 p m v): GPipe over 64 stages and 256 micro-batches.
+_MAX_OPS = 2 * 64 * 256
 
 
 def pipeline_schedule(
@@ -317,40 +365,69 @@ def pipeline_schedule(
     micro_batches: int,
     schedule: str = "1f1b",
     *,
+    chunks: int = 1,
     forward_time: float = 1.0,
     backward_time: float = 2.0,
 ) -> ScheduleResult:
-    """Simulate GPipe or 1F1B: each stage runs its ops in order, as soon as their input is
-    ready (a forward needs the previous stage's forward of the same micro-batch, a backward
-    the next stage's backward). The backward pass costs about twice the forward (two GEMMs
-    per forward GEMM), hence the default times."""
+    """Simulate GPipe, 1F1B or interleaved 1F1B: each stage runs its ops in order, as soon
+    as their input is ready (a forward needs the previous virtual stage's forward of the
+    same micro-batch, a backward the next one's backward). The backward pass costs about
+    twice the forward (two GEMMs per forward GEMM), hence the default times, which are
+    per micro-batch for a stage's whole share of the layers (a chunk takes 1 / v of them).
+
+    ``chunks`` (v, at least 2) applies to the interleaved schedule, which needs the
+    micro-batches in whole groups of p (Megatron-LM's rule: m a multiple of p).
+    """
     p = check_int("stages", stages, maximum=64, allow_array=False)
     m = check_int("micro_batches", micro_batches, maximum=256, allow_array=False)
-    schedule = check_choice("schedule", schedule, ("gpipe", "1f1b"))
+    schedule = check_choice("schedule", schedule, SCHEDULES)
+    v = check_int("chunks", chunks, maximum=16, allow_array=False)
     tf = check_number("forward_time", forward_time, minimum=0, strict=True)
     tb = check_number("backward_time", backward_time, minimum=0, strict=True)
-    orders = [_stage_order(schedule, s, p, m) for s in range(p)]
+    if schedule != "interleaved":
+        v = 1
+    else:
+        if v < 2:
+            raise InvalidParameter(
+                f"'chunks' must be at least 2 for the interleaved schedule (got {v})"
+            )
+        if m % p:
+            raise InvalidParameter(
+                f"'micro_batches' must be a multiple of 'stages' ({p}) for the interleaved "
+                f"schedule (got {m})"
+            )
+        if 2 * p * m * v > _MAX_OPS:
+            raise InvalidParameter(
+                f"'chunks' x 'stages' x 'micro_batches' must be at most {_MAX_OPS // 2:,} "
+                f"for a simulation (got {v} x {p} x {m})"
+            )
+    tf_c, tb_c = tf / v, tb / v
+    last = v * p - 1  # the last virtual stage
+    orders = [_stage_order(schedule, s, p, m, v) for s in range(p)]
     done: dict[tuple[str, int, int], float] = {}
     free = [0.0] * p
     pos = [0] * p
     ops: list[tuple[int, int, str, float, float]] = []
-    remaining = 2 * p * m
+    op_chunks: list[int] = []
+    remaining = 2 * p * m * v
     while remaining:
         progressed = False
         for s in range(p):
             while pos[s] < len(orders[s]):
-                kind, i = orders[s][pos[s]]
+                kind, i, c = orders[s][pos[s]]
+                j = c * p + s
                 if kind == "F":
-                    dep = done.get(("F", s - 1, i)) if s > 0 else 0.0
+                    dep = done.get(("F", j - 1, i)) if j > 0 else 0.0
                 else:
-                    dep = done.get(("B", s + 1, i)) if s < p - 1 else done.get(("F", s, i))
+                    dep = done.get(("B", j + 1, i)) if j < last else done.get(("F", j, i))
                 if dep is None:
                     break
                 start = max(free[s], dep)
-                end = start + (tf if kind == "F" else tb)
-                done[(kind, s, i)] = end
+                end = start + (tf_c if kind == "F" else tb_c)
+                done[(kind, j, i)] = end
                 free[s] = end
                 ops.append((s, i, kind, start, end))
+                op_chunks.append(c)
                 pos[s] += 1
                 remaining -= 1
                 progressed = True
@@ -358,24 +435,28 @@ def pipeline_schedule(
             raise RuntimeError("pipeline schedule deadlocked")
     total = max(free)
     busy = p * m * (tf + tb)
-    in_flight = 0
-    for s in range(p):
-        live = peak = 0
-        for _, _, kind, _, _ in sorted((o for o in ops if o[0] == s), key=lambda o: o[3]):
-            live += 1 if kind == "F" else -1
-            peak = max(peak, live)
-        in_flight = max(in_flight, peak)
+    # a stage's ops were appended in its own order, which is its time order
+    live, peaks = [0] * p, [0] * p
+    for s, _, kind, _, _ in ops:
+        live[s] += 1 if kind == "F" else -1
+        peaks[s] = max(peaks[s], live[s])
     return ScheduleResult(
         schedule=schedule,
         stages=p,
         micro_batches=m,
+        chunks=v,
         forward_time=tf,
         backward_time=tb,
         total_time=total,
         bubble_fraction=1.0 - busy / (p * total),
-        formula_bubble_fraction=(p - 1) / (m + p - 1),
-        max_in_flight=in_flight,
+        formula_bubble_fraction=pipeline_bubble(p, m, schedule, v),
+        formula_bubble_over_ideal=(p - 1) / (v * m),
+        max_in_flight=max(peaks),
+        peak_activations=max(peaks) / v,
+        activations_per_stage=tuple(k / v for k in peaks),
+        sends_per_micro_batch=2 * last,
         ops=tuple(ops),
+        op_chunks=tuple(op_chunks),
     )
 
 

@@ -9,6 +9,7 @@ Nothing here computes a performance figure: every number comes from the core.
 from __future__ import annotations
 
 from ._artists import Artists
+from .blockscale import plot_block_outlier
 from .breakdown import plot_breakdown, plot_memory, plot_passes, plot_pruned
 from .gpu import plot_gpu_peaks
 from .precision import plot_formats, plot_loss_scaling
@@ -20,6 +21,7 @@ from .workload import plot_time_categories
 
 __all__ = [
     "Artists",
+    "plot_block_outlier",
     "plot_breakdown",
     "plot_formats",
     "plot_fp8_scaling",

@@ -29,6 +29,7 @@ __all__ = [
     "plot_pipeline_schedule",
     "plot_step_timeline",
     "update_fp8_scaling",
+    "update_pipeline_schedule",
     "update_step_timeline",
 ]
 
@@ -91,27 +92,86 @@ def update_fp8_scaling(artists: Artists, result: Any) -> None:
 
 
 _KIND_COLOR = {"F": COLORS["math"], "B": COLORS["memory"]}
+# Ops labelled with their micro-batch up to this many (beyond, the labels are unreadable and
+# drawing them is most of the figure's time).
+LABEL_OPS = 256
 
 
-def plot_pipeline_schedule(result: Any, ax: Any = None, *, label: bool = True) -> Artists:
+def plot_pipeline_schedule(
+    result: Any,
+    ax: Any = None,
+    *,
+    label: bool = True,
+    label_ops: int = LABEL_OPS,
+    fit: str = "exact",
+) -> Artists:
     """Stages (rows) against time: forward passes in blue, backward in orange, each
-    labelled with its micro-batch; the white gaps are the pipeline bubble."""
+    labelled with its micro-batch (up to ``label_ops`` ops); the white gaps are the
+    pipeline bubble, the dashed line the end of the step. Interleaved chunks are told apart
+    by shade (chunk 0 darkest). ``fit='round'`` ends the time axis at a round time above
+    the step (it then stays put while the step changes a little)."""
     if ax is None:
         ax = new_axes((6.4, 0.45 * result.stages + 1.2))
     else:
         style_axes(ax)
+    ax.grid(False, axis="y")
+    ax.set_xlabel("time (one micro-batch's forward through a stage = 1)")
+    ax.set_ylabel("stage")
+    end = ax.axvline(0, color=COLORS["roof"], linewidth=1.0, linestyle="--", zorder=3)
+    artists = Artists(
+        ax=ax,
+        bars=[],
+        texts=[],
+        end=end,
+        title=ax.title,
+        label=label,
+        label_ops=label_ops,
+        fit=fit,
+        layout=None,
+    )
+    update_pipeline_schedule(artists, result)
+    return artists
+
+
+def _round_up(t: float) -> float:
+    """The smallest of 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10**k at or above ``t``."""
+    decade = 10.0 ** math.floor(math.log10(t))
+    return next(f * decade for f in (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if f * decade >= t)
+
+
+def update_pipeline_schedule(artists: Artists, result: Any) -> None:
+    """Replace the bars (and labels) by ``result``'s ops and retitle."""
+    from matplotlib.patches import PathPatch
+    from matplotlib.path import Path
+
+    ax = artists.ax
+    for a in (*artists.bars, *artists.texts):
+        a.remove()
+    v = getattr(result, "chunks", 1)
+    chunks = getattr(result, "op_chunks", ()) or (0,) * len(result.ops)
+    # one compound path of rectangles per (kind, chunk): a few artists however many ops
+    spans: dict[tuple[str, int], list[tuple[int, float, float]]] = {}
+    for (s, _i, k, start, end), c in zip(result.ops, chunks, strict=True):
+        spans.setdefault((k, c), []).append((s, start, end))
     bars = []
-    for kind in ("F", "B"):
-        spans: dict[int, list[tuple[float, float]]] = {}
-        for s, _i, k, start, end in result.ops:
-            if k == kind:
-                spans.setdefault(s, []).append((start, end - start))
-        for s, xr in spans.items():
-            bars.append(
-                ax.broken_barh(xr, (s - 0.4, 0.8), facecolors=_KIND_COLOR[kind], edgecolor="white")
-            )
+    codes = [Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY]
+    for (k, c), rows in spans.items():
+        a = np.asarray(rows, dtype=float)
+        y0, y1, x0, x1 = a[:, 0] - 0.4, a[:, 0] + 0.4, a[:, 1], a[:, 2]
+        verts = np.stack(
+            [np.c_[x0, y0], np.c_[x0, y1], np.c_[x1, y1], np.c_[x1, y0], np.c_[x0, y0]], axis=1
+        ).reshape(-1, 2)
+        patch = PathPatch(
+            Path(verts, codes * len(rows)),
+            facecolor=_KIND_COLOR[k],
+            alpha=1.0 - 0.55 * c / max(v - 1, 1),
+            edgecolor="white",
+            linewidth=0.5 if len(result.ops) <= 512 else 0.15,
+        )
+        ax.add_artist(patch)  # not add_patch: its data-limit walk over every rectangle is slow
+        bars.append(patch)
     texts = []
-    if label and result.micro_batches * result.stages <= 256:
+    if artists.label and len(result.ops) <= artists.label_ops:
         for s, i, k, start, end in result.ops:
             texts.append(
                 ax.text(
@@ -124,18 +184,29 @@ def plot_pipeline_schedule(result: Any, ax: Any = None, *, label: bool = True) -
                     color="white",
                 )
             )
-    ax.set_ylim(result.stages - 0.5, -0.5)
-    ax.set_yticks(range(result.stages))
-    ax.set_yticklabels([f"stage {s}" for s in range(result.stages)])
-    ax.set_xlim(0, result.total_time)
-    ax.grid(False, axis="y")
-    ax.set_xlabel("time (one forward = 1)")
+    artists.bars, artists.texts = bars, texts
+    artists.end.set_xdata([result.total_time] * 2)
+    # the axes change only when the stages do or the step outgrows (or shrinks well below)
+    # a round time, so a widget can redraw the bars alone
+    t = result.total_time
+    xmax = t
+    if artists.fit == "round":
+        xmax = artists.layout[1] if artists.layout else 0.0
+        if not 0.4 * xmax <= t <= xmax:
+            xmax = _round_up(1.25 * t)  # headroom: a slider moved on keeps the axis
+    layout = (result.stages, xmax)
+    if layout != artists.layout:
+        artists.layout = layout
+        ax.set_ylim(result.stages - 0.5, -0.5)
+        # at most 8 stage numbers: tick labels are most of a full redraw's time
+        ax.set_yticks(range(0, result.stages, -(-result.stages // 8)))
+        ax.set_xlim(0, xmax)
+    extra = f" × {v} chunks" if result.schedule == "interleaved" else ""
     ax.set_title(
-        f"{result.schedule}: {result.stages} stages, {result.micro_batches} micro-batches, "
-        f"bubble {result.bubble_fraction:.0%}, up to {result.max_in_flight} in flight",
+        f"{result.schedule}: {result.stages} stages{extra}, {result.micro_batches} "
+        f"micro-batches: bubble {result.bubble_fraction:.0%} of the step",
         fontsize=10,
     )
-    return Artists(ax=ax, bars=bars, texts=texts, title=ax.title)
 
 
 _PHASE_COLORS = {

@@ -8,12 +8,14 @@ call's result as ``.result``. Bad input shows one inline message (CSS class
 
 from __future__ import annotations
 
+from .blockformat import BlockFormatExplorer
 from .fusion import FusionExplorer
 from .gemm import GemmExplorer
 from .gpu import GpuCard
 from .inference import InferenceExplorer
 from .layers import LayerChecklist, NetworkBreakdown
 from .memory import MemoryCalculator
+from .pipeline import PipelineExplorer
 from .precision import FormatExplorer, LossScalingExplorer
 from .predict import Predict
 from .roofline import Roofline
@@ -24,6 +26,7 @@ from .sweep import DimensionSweep
 from .tiles import TileExplorer, WaveExplorer
 
 __all__ = [
+    "BlockFormatExplorer",
     "DimensionSweep",
     "FormatExplorer",
     "Fp8ScalingExplorer",
@@ -35,6 +38,7 @@ __all__ = [
     "LossScalingExplorer",
     "MemoryCalculator",
     "NetworkBreakdown",
+    "PipelineExplorer",
     "Predict",
     "Roofline",
     "ServingExplorer",

@@ -32,6 +32,7 @@ CALLS = {
     scaling.fp8_quantize: {"values": [1.0, 2.0]},
     scaling.block_format: {"name": "mxfp4"},
     scaling.block_quantize: {"values": [1.0, 2.0]},
+    scaling.block_outlier_study: {"format": "nvfp4"},
     scaleout.interconnect: {"name": "NVLink4"},
     scaleout.allreduce_time: {"size_bytes": 1e6, "ranks": 4, "bandwidth_bytes_per_s": 1e9},
     scaleout.allgather_time: {"size_bytes": 1e6, "ranks": 4, "bandwidth_bytes_per_s": 1e9},
