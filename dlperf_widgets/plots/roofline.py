@@ -311,6 +311,8 @@ def set_points(
             annotation_clip=False,
             # a light box keeps a label readable over the roof and measured points
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
+            # a thin leader ties a label moved away from a crowded point back to it
+            arrowprops={"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 5},
         )
         for a in (p, t):
             a.set_animated(animated)

@@ -196,12 +196,13 @@ def _h100_kernel_overhead_us() -> float:
 
 
 def _launch_bytes_mb() -> float:
-    """Bytes one H100 kernel moves in the launch overhead, at the model's achievable bandwidth."""
-    from dlperf_widgets.core.assumptions import MIN_KERNEL_TIME_S
+    """Bytes one H100 kernel moves, at the model's achievable bandwidth, in the time its work
+    may take before its device time (work plus the fixed cost) reaches the launch overhead."""
     from dlperf_widgets.core.fusion import fusion_chain
 
     p = fusion_chain(["scale"], elements=2**24, gpu="H100").passes[0]
-    return MIN_KERNEL_TIME_S * p.bytes / p.memory_time_s / 1e6
+    work_s = _launch_overhead_us() * 1e-6 - _h100_kernel_overhead_us() * 1e-6
+    return work_s * p.bytes / p.memory_time_s / 1e6
 
 
 def _decode(batch: int = 1, weight_dtype: str = "fp16"):  # type: ignore[no-untyped-def]

@@ -72,10 +72,13 @@ _CHAIN = fusion_chain(["bias", "dropout", "residual", "layernorm"], elements=2**
 
 
 def _drawn_boxes(a):
+    from matplotlib.text import Text
+
     fig = a.ax.figure
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    return [t.get_window_extent(renderer) for t in a.labels if t.get_text()]
+    # the text's own box (an annotation's extent would include its leader line)
+    return [Text.get_window_extent(t, renderer) for t in a.labels if t.get_text()]
 
 
 @pytest.mark.parametrize(
