@@ -275,6 +275,34 @@ def _bubble(schedule: str, **kw: int) -> float:
     return 100 * pipeline_bubble(8, 8, schedule, **kw)
 
 
+def _a100_80_memory():  # type: ignore[no-untyped-def]
+    """Notebook 11's A100-80GB: its calibrated DRAM fraction and datasheet bandwidth."""
+    from dlperf_widgets.core.calibration import achievable
+
+    g = gpu("A100-SXM4-80GB")
+    return achievable(g, "fp16").memory_fraction, g.memory_bandwidth_bytes_per_s
+
+
+def _weights_stream_ms() -> float:
+    """Decode's weight bytes at batch 1 over the achievable bandwidth (notebook 11's estimate)."""
+    frac, bw = _a100_80_memory()
+    return _decode().decode_weight_bytes_per_token / (frac * bw) * 1e3
+
+
+def _thin_v100(n: int):  # type: ignore[no-untyped-def]
+    """Notebook 02's thin GEMM, 8192 x n x 8192 in FP16 on a V100."""
+    return gemm(8192, n, 8192, dtype="fp16", gpu="V100")
+
+
+def _thin_blocks() -> tuple[int, int]:
+    """Notebook 09's 1024 x 8 x 1024 FP16 GEMM on an A100: the guide's parallelism count (64 x 64
+    tiles, K split in slices of 256) and the thread blocks of the kernel the model picks."""
+    from dlperf_widgets.core.gemm import _parallel_blocks
+
+    r = gemm(1024, 8, 1024, dtype="fp16", gpu="A100")
+    return int(_parallel_blocks(1024, 8, 1024, 1)), r.tiles
+
+
 def _tiny_params_m() -> float:
     from dlperf_widgets.live.decode import TINY_MODEL
 
@@ -421,6 +449,29 @@ CLAIMS = [
         r"The (\d+) bytes per parameter of mixed-precision AdamW",
         lambda: _gpt2_small_mem().model_state_bytes / 124_438_272,
     ),
+    # 02: N = 96 against 128 in the slides' thin GEMM: the bytes hardly change
+    Claim(
+        "02",
+        "ba57a821",
+        r"about ([\d.]+) % of the bytes",
+        lambda: 100 * (1 - _thin_v100(96).bytes / _thin_v100(128).bytes),
+    ),
+    Claim(
+        "02", "ba57a821", r"memory time ([\d.]+) µs →", lambda: _thin_v100(128).memory_time_s * 1e6
+    ),
+    Claim("02", "ba57a821", r"→ ([\d.]+) µs\)", lambda: _thin_v100(96).memory_time_s * 1e6),
+    Claim(
+        "02",
+        "dfac7786",
+        r"transformer, ([\d.]+) % of the FLOPs",
+        lambda: 100 * (1 - _bert_v100().by_class["tensor_contraction"]["flops_share"]),
+    ),
+    # 09: the thin GEMM's two block counts, the guide's parallelism check and the chosen kernel
+    Claim("09", "2dfa482c", r"the guide's (\d+), the chosen", lambda: _thin_blocks()[0]),
+    Claim("09", "2dfa482c", r"the chosen kernel's (\d+)\)", lambda: _thin_blocks()[1]),
+    Claim("09", "2dfa482c", r"so (\d+) blocks, fewer", lambda: _thin_blocks()[0]),
+    Claim("09", "2dfa482c", r"The (\d+) printed above", lambda: _thin_blocks()[1]),
+    Claim("09", "2dfa482c", r"fewer\s+than the (\d+) SMs", lambda: gpu("A100").sms),
     Claim("09", "d581d3ff", r"FP16, (\d+) times the CUDA", lambda: _fp16_ratio("V100", None)),
     Claim("09", "d581d3ff", r"and (\d+) times on an A100", lambda: _fp16_ratio("A100", None)),
     Claim("09", "d581d3ff", r"and (\d+) times their FP16", lambda: _fp16_ratio("V100", "cuda")),
@@ -778,6 +829,19 @@ CLAIMS = [
         lambda: _decode(256).decode_step_s / _decode(256, "int4").decode_step_s,
     ),
     Claim("11", "2b9f5f93", r"about (\d+) M parameters", _tiny_params_m, rel=0.05),
+    # 11: the first question states the bandwidth its answer assumes; the answer says what else
+    Claim("11", "2a0515cc", r"bandwidth, (\d+) % of the A100", lambda: 100 * _a100_80_memory()[0]),
+    Claim("11", "2a0515cc", r"datasheet ([\d.]+) TB/s", lambda: _a100_80_memory()[1] / 1e12),
+    Claim("11", "a5876f69", r"weights at (\d+) % of", lambda: 100 * _a100_80_memory()[0]),
+    Claim("11", "a5876f69", r"% of ([\d.]+) TB/s takes", lambda: _a100_80_memory()[1] / 1e12),
+    Claim("11", "a5876f69", r"takes ([\d.]+) ms, about", _weights_stream_ms),
+    Claim("11", "a5876f69", r"about (\d+) tokens/s;", lambda: 1e3 / _weights_stream_ms(), rel=0.05),
+    Claim(
+        "11",
+        "a5876f69",
+        r"the kit predicts\s+(\d+) tokens/s",
+        lambda: _decode().tokens_per_s_per_user,
+    ),
     Claim(
         "11",
         "b09bf89d",
