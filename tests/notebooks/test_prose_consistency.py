@@ -1300,3 +1300,38 @@ def test_course_table_agrees_with_each_notebook_and_the_readme():
     assert set(own) == set(in_00) == set(in_readme), (own, in_00, in_readme)
     assert in_00 == own
     assert in_readme == own
+
+
+# The course's reading estimate: prose read at 120 words a minute (careful reading of technical
+# text, folds included), 3 minutes for each prediction (think, commit a guess, read the answer)
+# and 3 for each interactive widget. Notebooks 01-11 state it rounded to 5 minutes.
+_WORDS_PER_MINUTE = 120
+_MINUTES_PER_PREDICTION = 3
+_MINUTES_PER_WIDGET = 3
+
+
+def _reading_minutes(nb: nbformat.NotebookNode) -> float:
+    from dlperf_widgets import widgets
+
+    names = [n for n in widgets.__all__ if n[0].isupper() and n != "Predict"]
+    made = re.compile(rf"\b({'|'.join(names)})\(")
+    words = sum(len(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    predictions = sum(1 for s in code if "Predict(" in s)
+    shown = sum(1 for s in code if made.search(s))
+    return (
+        words / _WORDS_PER_MINUTE
+        + _MINUTES_PER_PREDICTION * predictions
+        + _MINUTES_PER_WIDGET * shown
+    )
+
+
+@pytest.mark.parametrize("number", [f"{i:02d}" for i in range(1, 12)])
+def test_time_line_is_the_reading_estimate(number):
+    """Each of notebooks 01-11 states, in its own **Time:** line, the time a learner who reads
+    everything, makes every prediction and tries every widget needs: the estimate above, to
+    within 5 minutes, so a lesson that grows cannot keep an old, short time."""
+    (path,) = NOTEBOOKS.glob(f"{number}_*.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    stated = _minutes_in_notebooks()[number]
+    assert abs(stated - _reading_minutes(nb)) <= 5, (path.name, stated, _reading_minutes(nb))
