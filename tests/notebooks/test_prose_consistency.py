@@ -862,9 +862,15 @@ CLAIMS = [
     # 11: the first question states the bandwidth its answer assumes; the answer says what else
     Claim("11", "2a0515cc", r"bandwidth, (\d+) % of the A100", lambda: 100 * _a100_80_memory()[0]),
     Claim("11", "2a0515cc", r"datasheet ([\d.]+) TB/s", lambda: _a100_80_memory()[1] / 1e12),
-    Claim("11", "a5876f69", r"weights at (\d+) % of", lambda: 100 * _a100_80_memory()[0]),
+    Claim("11", "a5876f69", r"per token\) at (\d+) % of", lambda: 100 * _a100_80_memory()[0]),
     Claim("11", "a5876f69", r"% of ([\d.]+) TB/s takes", lambda: _a100_80_memory()[1] / 1e12),
     Claim("11", "a5876f69", r"takes ([\d.]+) ms, about", _weights_stream_ms),
+    Claim(
+        "11",
+        "a5876f69",
+        r"Streaming the ([\d.]+) GB of weights",
+        lambda: _decode().decode_weight_bytes_per_token / 1e9,
+    ),
     Claim("11", "a5876f69", r"about (\d+) tokens/s;", lambda: 1e3 / _weights_stream_ms(), rel=0.05),
     Claim(
         "11",
