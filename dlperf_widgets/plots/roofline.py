@@ -8,6 +8,7 @@ throughput the core predicts for it, coloured by its limiter.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -111,6 +112,11 @@ def plot_roofline(
     update_roof(artists, gpu, dtype)
     if ops:
         fit_points(artists, ops)
+        # Labels are placed where the points will be drawn: a figure with a layout engine
+        # (constrained layout) moves its axes at the first draw, so lay it out first.
+        engine = ax.figure.get_layout_engine()
+        if engine is not None:
+            engine.execute(ax.figure)
         set_points(artists, ops, labels)
     return artists
 
@@ -181,6 +187,98 @@ def _point_label(result: Any) -> str:
     )
 
 
+# Where a point's label may go, as offsets (points) of its anchor from the point: beside it
+# below or above, on either side, then one line further away. The first free one is used.
+_LABEL_SPOTS = ((8, -16), (8, 6), (-8, -16), (-8, 6), (8, -30), (8, 20), (-8, -30), (-8, 20))
+_LABEL_FONT = 9.0
+_MARKER_HALF = 5.0  # half the width of a point's marker (markersize 8 plus its edge), points
+
+
+@functools.lru_cache(maxsize=512)
+def _text_size(text: str) -> tuple[float, float, float]:
+    """Width, height (descent included) and descent of ``text`` as a label at the labels'
+    font size, in points, with the labels' box padding around it. Heights are a line's
+    (matplotlib lays out one line of text with the height and descent of "lp"), from the
+    font's own metrics, the same whatever the backend."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    if not text:
+        return 0.0, 0.0, 0.0
+    measure = TextToPath().get_text_width_height_descent
+    font = FontProperties(size=_LABEL_FONT)
+    w, _, _ = measure(text, font, ismath=False)
+    _, h, d = measure("lp", font, ismath=False)
+    pad = 0.15 * _LABEL_FONT  # the light box around a point's label (boxstyle pad)
+    return float(w) + 2 * pad, float(h) + 2 * pad, float(d) + pad
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """Area shared by two boxes (x0, y0, x1, y1)."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def _text_box(ax: Any, t: Any, scale: float) -> tuple[float, ...] | None:
+    """Display box of one of the roof's text labels (data position, its alignment)."""
+    text = t.get_text()
+    if not text:
+        return None
+    w, h, d = (v * scale for v in _text_size(text))
+    x, y = ax.transData.transform(t.get_position())
+    left = {"left": x, "right": x - w, "center": x - w / 2}[t.get_horizontalalignment()]
+    bottom = y if t.get_verticalalignment() == "bottom" else y - d
+    return (left, bottom, left + w, bottom + h)
+
+
+def _free_spots(
+    artists: Artists,
+    ops: Sequence[Any],
+    labels: Sequence[str],
+    order: Sequence[int],
+    preferred: dict[int, tuple[int, int]],
+) -> dict[int, tuple[int, int]]:
+    """An offset for every label that keeps it off the other labels, the points, the roof's
+    own labels and the edges of the axes, where the plot leaves room; labels are placed in x
+    order, each at its preferred spot when that is free, else at the least crowded one."""
+    ax = artists.ax
+    scale = ax.figure.dpi / 72.0
+    pts = [ax.transData.transform((r.arithmetic_intensity, r.predicted_flops_per_s)) for r in ops]
+    half = _MARKER_HALF * scale
+    taken = [(px - half, py - half, px + half, py + half) for px, py in pts]
+    for t in (artists.peak_label, artists.ridge_label):
+        box = _text_box(ax, t, scale)
+        if box is not None:
+            taken.append(box)
+    frame = ax.bbox.extents
+    out: dict[int, tuple[int, int]] = {}
+    for i in order:
+        w, h, d = (v * scale for v in _text_size(labels[i]))
+        if w == 0:
+            out[i] = preferred[i]
+            continue
+        px, py = pts[i]
+        own = taken[i]
+        best, best_cost = preferred[i], float("inf")
+        for dx, dy in (preferred[i], *(s for s in _LABEL_SPOTS if s != preferred[i])):
+            left = px + dx * scale - (w if dx < 0 else 0.0)
+            bottom = py + dy * scale - d
+            box = (left, bottom, left + w, bottom + h)
+            inside = _overlap(box, frame)
+            cost = 4 * (w * (h + d) - inside)  # outside the axes weighs most
+            cost += sum(_overlap(box, other) for other in taken if other is not own)
+            if cost < best_cost:
+                best, best_cost = (dx, dy), cost
+            if cost == 0:
+                break
+        out[i] = best
+        dx, dy = best
+        left = px + dx * scale - (w if dx < 0 else 0.0)
+        taken.append((left, py + dy * scale - d, left + w, py + dy * scale - d + h))
+    return out
+
+
 def set_points(
     artists: Artists,
     ops: Sequence[Any],
@@ -213,6 +311,8 @@ def set_points(
             annotation_clip=False,
             # a light box keeps a label readable over the roof and measured points
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
+            # a thin leader ties a label moved away from a crowded point back to it
+            arrowprops={"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 5},
         )
         for a in (p, t):
             a.set_animated(animated)
@@ -221,10 +321,9 @@ def set_points(
         created += [p, t]
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
     # labels of neighbours (in x order) alternate below and above their points
-    rank = {
-        i: j
-        for j, i in enumerate(sorted(range(len(ops)), key=lambda i: ops[i].arithmetic_intensity))
-    }
+    order = sorted(range(len(ops)), key=lambda i: ops[i].arithmetic_intensity)
+    rank = {i: j for j, i in enumerate(order)}
+    spot: dict[int, tuple[int, int]] = {}
     for i, (p, t, r, text) in enumerate(
         zip(artists.points, artists.labels, ops, labels, strict=False)
     ):
@@ -239,10 +338,13 @@ def set_points(
         high = _frac(y, y0, y1) > 0.85
         right = _frac(x, x0, x1) > 0.6
         above = low or (rank[i] % 2 == 1 and not high)
-        t.set_position((-8 if right else 8, 6 if above else -16))
-        t.set_horizontalalignment("right" if right else "left")
+        spot[i] = (-8 if right else 8, 6 if above else -16)
         t.set_text(text)
         t.set_color(color)
+    for i, (dx, dy) in _free_spots(artists, ops, labels, order, spot).items():
+        t = artists.labels[i]
+        t.set_position((dx, dy))
+        t.set_horizontalalignment("right" if dx < 0 else "left")
     bars = []
     for r in ops:
         low, high = getattr(r, "time_low_s", None), getattr(r, "time_high_s", None)

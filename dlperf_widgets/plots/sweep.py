@@ -19,6 +19,7 @@ from ..core.uncertainty import COVERAGE
 from ._artists import Artists
 from .style import (
     COLORS,
+    log_axis,
     measured_markers,
     new_axes,
     nice_ceiling,
@@ -89,14 +90,16 @@ def plot_sweep(
     *,
     quantity: str = "time",
     measured: Any = None,
+    log: bool = False,
 ) -> Artists:
     """Draw a :class:`~dlperf_widgets.core.gemm.GemmSweep` along its varying dimension.
 
     ``quantity`` is 'time' (predicted time) or 'throughput' (predicted FLOP/s).
     ``measured`` times are overlaid as markers in the 'time' view (see
     :func:`measured_points`; a mapping may name them with a ``label``). The guide's ideal
-    time (datasheet roofline) is a dotted line under the model's prediction.
-    A shaded band around the model line is its error band (``time_low_s`` to
+    time (datasheet roofline) is a dotted line under the model's prediction. ``log`` draws
+    both axes logarithmic, so that small sizes and their measurements spread out beside
+    large ones. A shaded band around the model line is its error band (``time_low_s`` to
     ``time_high_s``: where measured GEMMs of the same regime fell, :mod:`~dlperf_widgets.core.uncertainty`).
     Returns :class:`Artists` with ``band`` (shaded area), ``model`` (line), ``misaligned``
     (markers or a line), ``ideal`` (line), ``measured`` (markers), ``legend`` and ``title``.
@@ -123,12 +126,17 @@ def plot_sweep(
         legend=None,
         title=ax.title,
     )
-    update_sweep(artists, sweep, quantity=quantity, measured=measured)
+    update_sweep(artists, sweep, quantity=quantity, measured=measured, log=log)
     return artists
 
 
 def update_sweep(
-    artists: Artists, sweep: Any, *, quantity: str = "time", measured: Any = None
+    artists: Artists,
+    sweep: Any,
+    *,
+    quantity: str = "time",
+    measured: Any = None,
+    log: bool = False,
 ) -> bool:
     """Put a new sweep (and measurements) into the artists of :func:`plot_sweep`.
 
@@ -136,8 +144,9 @@ def update_sweep(
     alignment marked (the dips of the K sweep). A long one is two lines, aligned sizes and
     the others, so that the tile and wave saw-tooth of each stays visible.
 
-    The y axis tops out at a round value (1, 2 or 5 x 10**k) so small changes keep it.
-    Returns True when an axis (limits or label) changed, False when only the data did.
+    The y axis tops out at a round value (1, 2 or 5 x 10**k) so small changes keep it; with
+    ``log`` both axes are logarithmic and the y axis starts at the decade below the lowest
+    value shown. Returns True when an axis (limits or label) changed, False when only the data did.
     """
     if quantity not in QUANTITIES:
         raise InvalidParameter(
@@ -214,27 +223,50 @@ def update_sweep(
     top *= 1.05
     xlim = (float(x.min()), float(x.max()) if x.max() > x.min() else float(x.min()) + 1)
     ylim = (0.0, nice_ceiling(top) if top > 0 else 1.0)
+    scale = "log" if log else "linear"
+    if log:
+        shown_y = np.concatenate([y, ideal, my, low[np.isfinite(low)]])
+        floor = float(shown_y[shown_y > 0].min()) if (shown_y > 0).any() else 1.0
+        ylim = (10.0 ** np.floor(np.log10(floor)), ylim[1])
     xlabel = f"{dim.upper()} (elements)"
     changed = (
         tuple(ax.get_xlim()) != xlim
         or tuple(ax.get_ylim()) != ylim
         or ax.get_xlabel() != xlabel
         or ax.get_ylabel() != ylabel
+        or ax.get_xscale() != scale
     )
+    was_log = ax.get_xscale() == "log"
     if changed:
+        ax.set_xscale(scale)
+        ax.set_yscale(scale)
         ax.set_xlim(*xlim)
         ax.set_ylim(*ylim)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-        ax.yaxis.set_major_formatter(_plain() if quantity == "time" else si_formatter())
+        if log:
+            log_axis(ax.xaxis)
+            log_axis(ax.yaxis)
+            if quantity == "time":  # already in the unit of the label: plain decades
+                ax.yaxis.set_major_formatter(_plain())
+        else:
+            if was_log:  # back from log axes: matplotlib's default linear ticks
+                from matplotlib.ticker import AutoLocator, NullLocator, ScalarFormatter
+
+                for axis in (ax.xaxis, ax.yaxis):
+                    axis.set_major_locator(AutoLocator())
+                    axis.set_minor_locator(NullLocator())
+                ax.xaxis.set_major_formatter(ScalarFormatter())
+            ax.yaxis.set_major_formatter(_plain() if quantity == "time" else si_formatter())
     shown = [a for a in (artists.model, mis, artists.ideal, artists.measured) if len(a.get_xdata())]
     if artists.band.get_paths() and len(artists.band.get_paths()[0].vertices):
         shown.insert(1, artists.band)
-    key = tuple((id(a), a.get_label()) for a in shown)
+    key = (log, *((id(a), a.get_label()) for a in shown))
     if artists.legend is None or getattr(artists, "legend_key", None) != key:
         if artists.legend is not None:
             artists.legend.remove()
-        artists.legend = ax.legend(handles=shown, loc="lower right")
+        # on log axes the small sizes sit low at the left and the large ones high at the right
+        artists.legend = ax.legend(handles=shown, loc="upper left" if log else "lower right")
         artists.legend_key = key
     return changed
 

@@ -63,7 +63,8 @@ class DimensionSweep(Explorer):
     K from 4000 to 4200 (V100, M = N = 1024, FP16) shows the alignment dips: sizes that are
     multiples of 8 run at full Tensor Core speed. N from 1 to 4096 (A100, M = K = 4096)
     shows the saw-tooth of tile and wave quantization. The dotted line is the guide's ideal
-    (datasheet roofline) time, the solid one the model's prediction. ``measured`` overlays
+    (datasheet roofline) time, the solid one the model's prediction; ``log`` (a checkbox)
+    draws both axes logarithmic, for sweeps over decades of sizes. ``measured`` overlays
     measured times: a sequence of ``(x, time_s)`` pairs or a dict with ``x`` and ``time_s``
     arrays (see :meth:`set_measured`). Without them, and with ``traces=True``, the shipped
     recorded and published measurements of the same GPU, dtype and fixed sizes are overlaid
@@ -91,10 +92,13 @@ class DimensionSweep(Explorer):
         measured: Any = None,
         preset: str | None = None,
         traces: bool = True,
+        log: bool = False,
     ) -> None:
         super().__init__()
         if not isinstance(traces, bool):
             raise InvalidParameter(f"'traces' must be True or False (got {describe(traces)})")
+        if not isinstance(log, bool):
+            raise InvalidParameter(f"'log' must be True or False (got {describe(log)})")
         self._use_traces = traces
         self._trace_points: dict[str, Any] | None = None
         values: dict[str, Any] = dict(
@@ -138,6 +142,7 @@ class DimensionSweep(Explorer):
             "quantity": widgets.Dropdown(
                 options=list(QUANTITIES), value=quantity, description="show"
             ),
+            "log": widgets.Checkbox(value=log, description="log axes", indent=False),
         }
         if values["dtype"] in g.dtypes():
             controls["dtype"].value = values["dtype"]
@@ -147,7 +152,7 @@ class DimensionSweep(Explorer):
             rows=[
                 ["preset", "dim", "start", "stop", "step"],
                 ["m", "n", "k", "tile"],
-                ["dtype", "gpu", "quantity"],
+                ["dtype", "gpu", "quantity", "log"],
             ],
         )
         self._sync_disabled()
@@ -234,11 +239,16 @@ class DimensionSweep(Explorer):
                 "<code>dlperf_widgets.live.traces</code>): measurements, not the model.</div>"
             )
         view = self.view
+        log = bool(c["log"].value)
         if self._artists is None:
-            self._artists = plot_sweep(result, view.ax, quantity=quantity, measured=measured)
+            self._artists = plot_sweep(
+                result, view.ax, quantity=quantity, measured=measured, log=log
+            )
             full = True
         else:
-            full = update_sweep(self._artists, result, quantity=quantity, measured=measured)
+            full = update_sweep(
+                self._artists, result, quantity=quantity, measured=measured, log=log
+            )
         a = self._artists
         # lines, legend and title are redrawn on the kept axes unless an axis moved
         view.set_dynamic(

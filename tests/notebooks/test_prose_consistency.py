@@ -196,12 +196,13 @@ def _h100_kernel_overhead_us() -> float:
 
 
 def _launch_bytes_mb() -> float:
-    """Bytes one H100 kernel moves in the launch overhead, at the model's achievable bandwidth."""
-    from dlperf_widgets.core.assumptions import MIN_KERNEL_TIME_S
+    """Bytes one H100 kernel moves, at the model's achievable bandwidth, in the time its work
+    may take before its device time (work plus the fixed cost) reaches the launch overhead."""
     from dlperf_widgets.core.fusion import fusion_chain
 
     p = fusion_chain(["scale"], elements=2**24, gpu="H100").passes[0]
-    return MIN_KERNEL_TIME_S * p.bytes / p.memory_time_s / 1e6
+    work_s = _launch_overhead_us() * 1e-6 - _h100_kernel_overhead_us() * 1e-6
+    return work_s * p.bytes / p.memory_time_s / 1e6
 
 
 def _decode(batch: int = 1, weight_dtype: str = "fp16"):  # type: ignore[no-untyped-def]
@@ -275,6 +276,55 @@ def _bubble(schedule: str, **kw: int) -> float:
     from dlperf_widgets.core.scaleout import pipeline_bubble
 
     return 100 * pipeline_bubble(8, 8, schedule, **kw)
+
+
+def _a100_80_memory():  # type: ignore[no-untyped-def]
+    """Notebook 11's A100-80GB: its calibrated DRAM fraction and datasheet bandwidth."""
+    from dlperf_widgets.core.calibration import achievable
+
+    g = gpu("A100-SXM4-80GB")
+    return achievable(g, "fp16").memory_fraction, g.memory_bandwidth_bytes_per_s
+
+
+def _weights_stream_ms() -> float:
+    """Decode's weight bytes at batch 1 over the achievable bandwidth (notebook 11's estimate)."""
+    frac, bw = _a100_80_memory()
+    return _decode().decode_weight_bytes_per_token / (frac * bw) * 1e3
+
+
+@functools.cache
+def _deepbench_math() -> tuple[int, int, float]:
+    """Notebook 03: of DeepBench's V100 FP16 GEMMs the model calls math-bound, how many lie
+    within 10 % of its prediction, how many there are, and the largest relative error."""
+    meas = measured_gemms(gpu("V100"), "fp16")
+    errors = []
+    for i in range(meas["m"].size):
+        r = gemm(
+            int(meas["m"][i]),
+            int(meas["n"][i]),
+            int(meas["k"][i]),
+            batch=int(meas["batch"][i]),
+            beta=float(meas["beta"][i]),
+            dtype="fp16",
+            gpu="V100",
+        )
+        if r.limiter == "math":
+            errors.append(abs(meas["measured_time_s"][i] / r.predicted_time_s - 1))
+    return sum(e <= 0.1 for e in errors), len(errors), max(errors)
+
+
+def _thin_v100(n: int):  # type: ignore[no-untyped-def]
+    """Notebook 02's thin GEMM, 8192 x n x 8192 in FP16 on a V100."""
+    return gemm(8192, n, 8192, dtype="fp16", gpu="V100")
+
+
+def _thin_blocks() -> tuple[int, int]:
+    """Notebook 09's 1024 x 8 x 1024 FP16 GEMM on an A100: the guide's parallelism count (64 x 64
+    tiles, K split in slices of 256) and the thread blocks of the kernel the model picks."""
+    from dlperf_widgets.core.gemm import _parallel_blocks
+
+    r = gemm(1024, 8, 1024, dtype="fp16", gpu="A100")
+    return int(_parallel_blocks(1024, 8, 1024, 1)), r.tiles
 
 
 def _tiny_params_m() -> float:
@@ -423,6 +473,38 @@ CLAIMS = [
         r"The (\d+) bytes per parameter of mixed-precision AdamW",
         lambda: _gpt2_small_mem().model_state_bytes / 124_438_272,
     ),
+    # 03: the model against every math-bound DeepBench GEMM on the V100, not one shape
+    Claim("03", "d3a50006", r"math-bound: (\d+) of the \d+ lie", lambda: _deepbench_math()[0]),
+    Claim("03", "d3a50006", r"of the (\d+) lie within", lambda: _deepbench_math()[1]),
+    Claim(
+        "03",
+        "d3a50006",
+        r"and all within (\d+) %",
+        lambda: 20 if _deepbench_math()[2] <= 0.2 else float("nan"),
+    ),
+    # 02: N = 96 against 128 in the slides' thin GEMM: the bytes hardly change
+    Claim(
+        "02",
+        "ba57a821",
+        r"about ([\d.]+) % of the bytes",
+        lambda: 100 * (1 - _thin_v100(96).bytes / _thin_v100(128).bytes),
+    ),
+    Claim(
+        "02", "ba57a821", r"memory time ([\d.]+) µs →", lambda: _thin_v100(128).memory_time_s * 1e6
+    ),
+    Claim("02", "ba57a821", r"→ ([\d.]+) µs\)", lambda: _thin_v100(96).memory_time_s * 1e6),
+    Claim(
+        "02",
+        "dfac7786",
+        r"transformer, ([\d.]+) % of the FLOPs",
+        lambda: 100 * (1 - _bert_v100().by_class["tensor_contraction"]["flops_share"]),
+    ),
+    # 09: the thin GEMM's two block counts, the guide's parallelism check and the chosen kernel
+    Claim("09", "2dfa482c", r"the guide's (\d+), the chosen", lambda: _thin_blocks()[0]),
+    Claim("09", "2dfa482c", r"the chosen kernel's (\d+)\)", lambda: _thin_blocks()[1]),
+    Claim("09", "2dfa482c", r"so (\d+) blocks, fewer", lambda: _thin_blocks()[0]),
+    Claim("09", "2dfa482c", r"The (\d+) printed above", lambda: _thin_blocks()[1]),
+    Claim("09", "2dfa482c", r"fewer\s+than the (\d+) SMs", lambda: gpu("A100").sms),
     Claim("09", "d581d3ff", r"FP16, (\d+) times the CUDA", lambda: _fp16_ratio("V100", None)),
     Claim("09", "d581d3ff", r"and (\d+) times on an A100", lambda: _fp16_ratio("A100", None)),
     Claim("09", "d581d3ff", r"and (\d+) times their FP16", lambda: _fp16_ratio("V100", "cuda")),
@@ -780,6 +862,25 @@ CLAIMS = [
         lambda: _decode(256).decode_step_s / _decode(256, "int4").decode_step_s,
     ),
     Claim("11", "2b9f5f93", r"about (\d+) M parameters", _tiny_params_m, rel=0.05),
+    # 11: the first question states the bandwidth its answer assumes; the answer says what else
+    Claim("11", "2a0515cc", r"bandwidth, (\d+) % of the A100", lambda: 100 * _a100_80_memory()[0]),
+    Claim("11", "2a0515cc", r"datasheet ([\d.]+) TB/s", lambda: _a100_80_memory()[1] / 1e12),
+    Claim("11", "a5876f69", r"per token\) at (\d+) % of", lambda: 100 * _a100_80_memory()[0]),
+    Claim("11", "a5876f69", r"% of ([\d.]+) TB/s takes", lambda: _a100_80_memory()[1] / 1e12),
+    Claim("11", "a5876f69", r"takes ([\d.]+) ms, about", _weights_stream_ms),
+    Claim(
+        "11",
+        "a5876f69",
+        r"Streaming the ([\d.]+) GB of weights",
+        lambda: _decode().decode_weight_bytes_per_token / 1e9,
+    ),
+    Claim("11", "a5876f69", r"about (\d+) tokens/s;", lambda: 1e3 / _weights_stream_ms(), rel=0.05),
+    Claim(
+        "11",
+        "a5876f69",
+        r"the kit predicts\s+(\d+) tokens/s",
+        lambda: _decode().tokens_per_s_per_user,
+    ),
     Claim(
         "11",
         "b09bf89d",
@@ -1217,3 +1318,38 @@ def test_course_table_agrees_with_each_notebook_and_the_readme():
     assert set(own) == set(in_00) == set(in_readme), (own, in_00, in_readme)
     assert in_00 == own
     assert in_readme == own
+
+
+# The course's reading estimate: prose read at 120 words a minute (careful reading of technical
+# text, folds included), 3 minutes for each prediction (think, commit a guess, read the answer)
+# and 3 for each interactive widget. Notebooks 01-11 state it rounded to 5 minutes.
+_WORDS_PER_MINUTE = 120
+_MINUTES_PER_PREDICTION = 3
+_MINUTES_PER_WIDGET = 3
+
+
+def _reading_minutes(nb: nbformat.NotebookNode) -> float:
+    from dlperf_widgets import widgets
+
+    names = [n for n in widgets.__all__ if n[0].isupper() and n != "Predict"]
+    made = re.compile(rf"\b({'|'.join(names)})\(")
+    words = sum(len(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    predictions = sum(1 for s in code if "Predict(" in s)
+    shown = sum(1 for s in code if made.search(s))
+    return (
+        words / _WORDS_PER_MINUTE
+        + _MINUTES_PER_PREDICTION * predictions
+        + _MINUTES_PER_WIDGET * shown
+    )
+
+
+@pytest.mark.parametrize("number", [f"{i:02d}" for i in range(1, 12)])
+def test_time_line_is_the_reading_estimate(number):
+    """Each of notebooks 01-11 states, in its own **Time:** line, the time a learner who reads
+    everything, makes every prediction and tries every widget needs: the estimate above, to
+    within 5 minutes, so a lesson that grows cannot keep an old, short time."""
+    (path,) = NOTEBOOKS.glob(f"{number}_*.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    stated = _minutes_in_notebooks()[number]
+    assert abs(stated - _reading_minutes(nb)) <= 5, (path.name, stated, _reading_minutes(nb))

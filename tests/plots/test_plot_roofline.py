@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dlperf_widgets.core.fusion import fusion_chain
 from dlperf_widgets.core.gemm import gemm
 from dlperf_widgets.core.gpus import gpu
 from dlperf_widgets.plots import plot_gemm, plot_roofline
@@ -65,3 +66,51 @@ def test_points_carry_their_error_bars():
         assert x0 == x1 == pytest.approx(r.arithmetic_intensity)
         assert y0 == pytest.approx(r.flops / r.time_high_s)
         assert y1 == pytest.approx(r.flops / r.time_low_s)
+
+
+_CHAIN = fusion_chain(["bias", "dropout", "residual", "layernorm"], elements=2**24)
+
+
+def _drawn_boxes(a):
+    from matplotlib.text import Text
+
+    fig = a.ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    # the text's own box (an annotation's extent would include its leader line)
+    return [Text.get_window_extent(t, renderer) for t in a.labels if t.get_text()]
+
+
+@pytest.mark.parametrize(
+    "gpu_name, dtype, ops",
+    [
+        # the three GEMMs of notebook 02's roofline: two of them near the peak, side by side
+        (
+            "H100-SXM",
+            "bf16",
+            [
+                gemm(4096, 4096, 4096, dtype="bf16", gpu="H100-SXM"),
+                gemm(8192, 128, 8192, dtype="bf16", gpu="H100-SXM"),
+                gemm(256, 256, 256, dtype="bf16", gpu="H100-SXM"),
+            ],
+        ),
+        # notebook 10's fused chain: five memory-bound kernels within two decades of intensity
+        (
+            "A100",
+            "fp16",
+            [*_CHAIN.passes, _CHAIN.fused],
+        ),
+    ],
+)
+def test_point_labels_do_not_cover_each_other(gpu_name, dtype, ops):
+    """Points that crowd together keep their labels apart: no two drawn label boxes
+    overlap, none covers the peak label, and every label stays inside the figure."""
+    labels = [f"point {i}: {op.arithmetic_intensity:.1f} FLOP/B" for i, op in enumerate(ops)]
+    a = plot_roofline(gpu_name, dtype, ops=ops, labels=labels)
+    boxes = _drawn_boxes(a)
+    assert len(boxes) == len(ops)
+    for i, b in enumerate(boxes):
+        for other in boxes[i + 1 :]:
+            assert not b.overlaps(other), (b, other)
+        assert not b.overlaps(a.peak_label.get_window_extent())
+        assert a.ax.figure.bbox.contains(b.x0, b.y0) and a.ax.figure.bbox.contains(b.x1, b.y1)

@@ -83,3 +83,24 @@ def test_band_is_shaded_between_the_sweeps_band_ends():
     assert ys.min() == pytest.approx(np.min(s.flops / s.time_high_s))
     assert ys.max() == pytest.approx(np.max(s.flops / s.time_low_s))
     assert "80 % band" in [t.get_text() for t in a.legend.get_texts()][1]
+
+
+def test_log_axes_spread_small_sizes_and_switch_back():
+    """With log=True both axes are logarithmic and the y axis starts below the lowest
+    value drawn (a decade boundary), so the small-N points of a sweep to 6000 no longer
+    sit on top of one another; switching back restores linear axes from zero."""
+    from dlperf_widgets.plots.sweep import update_sweep
+
+    s = gemm_sweep(7680, np.arange(8, 6001, 8), 2560, dtype="fp16", gpu="V100")
+    a = plot_sweep(s, measured={"x": [16, 128], "time_s": [56e-6, 74e-6]}, log=True)
+    assert a.ax.get_xscale() == a.ax.get_yscale() == "log"
+    bottom, top = a.ax.get_ylim()
+    lowest = min(np.min(a.model.get_ydata()), np.min(a.ideal.get_ydata()))
+    assert 0 < bottom <= lowest < top
+    assert np.log10(bottom) == int(np.log10(bottom))
+    # the two measurements, 16 and 128, are three octaves apart on the x axis
+    x0, x1 = (a.ax.transData.transform((x, 1e-1))[0] for x in (16, 128))
+    assert x1 - x0 > 0.15 * a.ax.bbox.width
+    assert update_sweep(a, s, log=False)
+    assert a.ax.get_xscale() == a.ax.get_yscale() == "linear"
+    assert a.ax.get_ylim()[0] == 0.0

@@ -172,3 +172,16 @@ def test_band_is_drawn_and_its_basis_named(close_after):
     assert verts[:, 1].max() == pytest.approx(np.max(w.result.time_high_s) * 1e6)
     assert "Shaded: 80 % band from" in w.output.value
     assert "V100-SXM2-16GB rows" in w.output.value
+
+
+def test_log_axes_checkbox(close_after):
+    """The 'log axes' box draws the sweep on logarithmic axes and back; a non-boolean
+    'log' is refused with the kit's sentence."""
+    w = DimensionSweep(dim="n", start=8, stop=6000, step=8, m=7680, k=2560, log=True)
+    close_after(w)
+    ax = w.view.ax
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    w.controls["log"].value = False
+    assert ax.get_xscale() == ax.get_yscale() == "linear"
+    with pytest.raises(InvalidParameter, match="'log' must be True or False"):
+        DimensionSweep(log="yes")
