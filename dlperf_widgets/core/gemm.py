@@ -68,6 +68,7 @@ from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .results import ResultMixin, format_quantity
 from .tiles import (
+    BATCHED_SIMT_TILES,
     SIMT_TILE_SHAPES,
     TILE_SHAPES,
     parse_tile,
@@ -426,12 +427,28 @@ def gemm_sweep(
             memory = memory + partial * SPLIT_K_ACCUMULATOR_BYTES / b
         return math, memory
 
+    # A batched SIMT GEMM gets only the tiles the library offers batched calls on this
+    # architecture (core.tiles.BATCHED_SIMT_TILES).
+    offered = BATCHED_SIMT_TILES.get(g.architecture) if simt and chosen is None else None
+    barred = None
+    if offered is not None and not unbatched:
+        barred = [
+            bf > 1 if tuple(sorted(t)) not in {tuple(sorted(o)) for o in offered} else None
+            for t in shapes
+        ]
+
+    def _plain_math(i: int) -> Any:
+        t = _time(i, 1)[0]
+        if barred is not None and barred[i] is not None:
+            t[barred[i]] = np.inf
+        return t
+
     # Plain tiles all move the same bytes, so the fastest is the one with the least math
     # time; strict '<' keeps the largest tile on ties.
-    best_math = _time(0, 1)[0]
+    best_math = _plain_math(0)
     best_idx = np.zeros(best_math.shape, dtype=np.int64)
     for i in range(1, len(shapes)):
-        t = _time(i, 1)[0]
+        t = _plain_math(i)
         better = t < best_math
         best_idx[better] = i
         np.minimum(best_math, t, out=best_math)
