@@ -61,7 +61,7 @@ from .assumptions import (
     TILE_REUSE_R0,
     TIMING_CONTEXT_DESCRIPTIONS,
 )
-from .calibration import achievable, check_context, overlap_time
+from .calibration import achievable, check_context, overlap_time, power_limited_math_time
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gpus import Gpu
@@ -244,6 +244,7 @@ class GemmSweep(ResultMixin):
     cache: str
     quantize: str
     clock_fraction: float
+    burst_s: float
     l2_resident: Any
     kernels: Any
     quantize_time_s: Any
@@ -401,6 +402,14 @@ def gemm_sweep(
             cols[tn] = np.ceil(nf / tn)
         return cols[tn]
 
+    def _burst(math: Any) -> Any:
+        # A board limited by its power starts a kernel at the boost clock and holds it for
+        # cal.burst_s (core.calibration.boost_burst_s) before settling at the sustained
+        # clock. Every kernel is priced so, in every timing context: the model keeps no power
+        # history from one kernel to the next (a long stream of kernels may run nearer the
+        # sustained clock), so the fixed costs alone order eager >= kernel >= back-to-back.
+        return power_limited_math_time(math, cal.clock_fraction, cal.burst_s)
+
     def _time(idx: Any, split: Any, sel: Any = slice(None)) -> tuple[Any, Any]:
         # Math time = FLOPs launched in whole waves / (per-slot rate x slots): the same as
         # FLOPs / (rate x tile eff x wave eff x shape eff x alignment eff) for split = 1.
@@ -419,7 +428,7 @@ def gemm_sweep(
         launched *= slots * 2.0 * tm * tn
         launched *= (kf[sel] if plain else np.ceil(kf[sel] / split)) + epilogue_k
         r = rate[sel] if np.ndim(rate) else rate
-        math = launched / (r * shape_eff[idx])
+        math = _burst(launched / (r * shape_eff[idx]))
         memory = base_memory_time[sel]
         if not plain:  # FP32 partial sums written by every K slice and read back
             partial = 2.0 * (split > 1) * split * mf[sel] * nf[sel] * bf[sel]
@@ -487,7 +496,7 @@ def gemm_sweep(
     if thin.size:
         padded = np.ceil(thin_dim[thin] / THIN_OUTPUT_PAD) * THIN_OUTPUT_PAD
         r = rate[thin] if np.ndim(rate) else rate
-        t_math = flops.ravel()[thin] * (padded / thin_dim[thin]) / r
+        t_math = _burst(flops.ravel()[thin] * (padded / thin_dim[thin]) / r)
         t_mem = base_memory_time[thin]
         # A true matrix-vector product (the thin side within one vector width) runs one
         # kernel that spreads its rows over the SMs; a wider thin output, or a K deeper than
@@ -599,6 +608,7 @@ def gemm_sweep(
         cache=cache,
         quantize=quantize,
         clock_fraction=cal.clock_fraction,
+        burst_s=cal.burst_s,
         l2_resident=l2_resident,
         kernels=_shaped(best_kernels),
         quantize_time_s=_shaped(quant_time) if np.ndim(quant_time) else quant_time,
@@ -676,6 +686,7 @@ class GemmResult(ResultMixin):
     cache: str
     quantize: str
     clock_fraction: float
+    burst_s: float
     l2_resident: bool
     kernels: int
     quantize_time_s: float
@@ -698,6 +709,7 @@ class GemmResult(ResultMixin):
         "memory_time_s": "s",
         "roofline_time_s": "s",
         "kernel_overhead_s": "s",
+        "burst_s": "s",
         "quantize_time_s": "s",
         "predicted_time_s": "s",
         "time_low_s": "s",
@@ -722,7 +734,8 @@ class GemmResult(ResultMixin):
            efficiency in turn (quantization, tile reuse, misalignment);
         5. ``l2`` (a warm working set that fits in L2): its bytes at the L2 bandwidth;
            ``split_k`` (when the K dimension is split): whole K slices per wave and FP32
-           partial sums, or else ``epilogue``: each tile's fixed cost along K;
+           partial sums, or else ``epilogue``: each tile's fixed cost along K; ``boost`` (a
+           power-limited board): its first ``burst_s`` at the boost clock;
         6. ``overlap``: math and data movement do not overlap perfectly
            (:func:`overlap_time`);
         7. ``quantize`` (an FP8 layer): the activation's quantisation kernels;
@@ -753,10 +766,22 @@ class GemmResult(ResultMixin):
             add(name, eff, max(math, memory))
         if self.l2_resident:
             add("l2", None, max(math, self.memory_time_s))
+        # the math time at the sustained clock, before a power-limited board's boost burst
+        # (core.calibration.power_limited_math_time, inverted)
+        sustained = self.math_time_s
+        boosted = self.burst_s > 0 and self.clock_fraction < 1
+        if boosted:
+            sustained = (
+                self.math_time_s / self.clock_fraction
+                if self.math_time_s <= self.burst_s
+                else self.math_time_s + self.burst_s * (1 / self.clock_fraction - 1)
+            )
         if self.split_k > 1:
-            add("split_k", None, max(self.math_time_s, self.memory_time_s))
-        elif abs(self.math_time_s - math) > 1e-9 * math:  # the tiles' fixed cost along K
-            add("epilogue", None, max(self.math_time_s, self.memory_time_s))
+            add("split_k", None, max(sustained, self.memory_time_s))
+        elif abs(sustained - math) > 1e-9 * math:  # the tiles' fixed cost along K
+            add("epilogue", None, max(sustained, self.memory_time_s))
+        if boosted:
+            add("boost", None, max(self.math_time_s, self.memory_time_s))
         add("overlap", None, overlap_time(self.math_time_s, self.memory_time_s))
         if self.quantize_time_s:
             add("quantize", None, out[-1].time_s + self.quantize_time_s)
@@ -812,6 +837,11 @@ class GemmResult(ResultMixin):
                 + (", working set read from L2" if self.l2_resident else "")
                 + (
                     f"; sustained clock {self.clock_fraction:.0%} of boost (power limit)"
+                    + (
+                        f", boost for the first {format_quantity(self.burst_s, 's')}"
+                        if self.burst_s
+                        else ""
+                    )
                     if self.clock_fraction < 1
                     else ""
                 ),
@@ -960,6 +990,7 @@ def gemm(
         cache=s.cache,
         quantize=s.quantize,
         clock_fraction=float(s.clock_fraction),
+        burst_s=float(s.burst_s),
         l2_resident=bool(s.l2_resident),
         kernels=int(s.kernels),
         quantize_time_s=float(s.quantize_time_s),
