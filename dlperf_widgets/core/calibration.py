@@ -45,8 +45,8 @@ __all__ = [
     "achievable",
     "boost_burst_s",
     "check_context",
-    "power_limited_math_time",
     "overlap_time",
+    "power_limited_math_time",
     "sustained_clock_fraction",
 ]
 
