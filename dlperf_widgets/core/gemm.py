@@ -728,14 +728,16 @@ class GemmResult(ResultMixin):
 
         1. ``math_peak``: FLOPs at the datasheet peak;
         2. ``memory``: the plain roofline, max(math at peak, bytes at datasheet bandwidth);
-        3. ``achievable``: math at ``math_fraction`` of the peak, bytes at
-           ``memory_fraction`` of the bandwidth (what real GPUs sustain);
+        3. ``achievable``: math at ``math_fraction`` of the peak (at the boost clock:
+           ``math_fraction / clock_fraction``), bytes at ``memory_fraction`` of the bandwidth
+           (what real GPUs sustain);
         4. ``tile``, ``wave``, ``tile_shape``, ``alignment``: the math time divided by each
            efficiency in turn (quantization, tile reuse, misalignment);
         5. ``l2`` (a warm working set that fits in L2): its bytes at the L2 bandwidth;
            ``split_k`` (when the K dimension is split): whole K slices per wave and FP32
-           partial sums, or else ``epilogue``: each tile's fixed cost along K; ``boost`` (a
-           power-limited board): its first ``burst_s`` at the boost clock;
+           partial sums, or else ``epilogue``: each tile's fixed cost along K; ``power`` (a
+           board whose power limit holds its clock below boost, ``clock_fraction``): the
+           kernel's math after its first ``burst_s`` at the sustained clock;
         6. ``overlap``: math and data movement do not overlap perfectly
            (:func:`overlap_time`);
         7. ``quantize`` (an FP8 layer): the activation's quantisation kernels;
@@ -753,7 +755,9 @@ class GemmResult(ResultMixin):
         peak_math = self.flops / self.peak_flops_per_s
         add("math_peak", None, peak_math)
         add("memory", None, self.roofline_time_s)
-        math = peak_math / self.math_fraction
+        # the achievable step runs at the boost clock; a board's power limit comes last
+        limited = self.clock_fraction < 1
+        math = peak_math / (self.math_fraction / self.clock_fraction)
         memory = self.bytes / (self.peak_flops_per_s / self.ops_per_byte * self.memory_fraction)
         add("achievable", None, max(math, memory))
         for name, eff in (
@@ -766,22 +770,22 @@ class GemmResult(ResultMixin):
             add(name, eff, max(math, memory))
         if self.l2_resident:
             add("l2", None, max(math, self.memory_time_s))
-        # the math time at the sustained clock, before a power-limited board's boost burst
-        # (core.calibration.power_limited_math_time, inverted)
-        sustained = self.math_time_s
-        boosted = self.burst_s > 0 and self.clock_fraction < 1
-        if boosted:
-            sustained = (
-                self.math_time_s / self.clock_fraction
-                if self.math_time_s <= self.burst_s
-                else self.math_time_s + self.burst_s * (1 / self.clock_fraction - 1)
+        # the math time had the whole kernel run at the boost clock: math_time_s with the
+        # power limit's effect (core.calibration.power_limited_math_time) taken out
+        at_boost = self.math_time_s
+        if limited:
+            cf = self.clock_fraction
+            at_boost = (
+                self.math_time_s
+                if self.burst_s and self.math_time_s <= self.burst_s
+                else (self.math_time_s + self.burst_s * (1 / cf - 1)) * cf
             )
         if self.split_k > 1:
-            add("split_k", None, max(sustained, self.memory_time_s))
-        elif abs(sustained - math) > 1e-9 * math:  # the tiles' fixed cost along K
-            add("epilogue", None, max(sustained, self.memory_time_s))
-        if boosted:
-            add("boost", None, max(self.math_time_s, self.memory_time_s))
+            add("split_k", None, max(at_boost, self.memory_time_s))
+        elif abs(at_boost - math) > 1e-9 * math:  # the tiles' fixed cost along K
+            add("epilogue", None, max(at_boost, self.memory_time_s))
+        if limited:
+            add("power", None, max(self.math_time_s, self.memory_time_s))
         add("overlap", None, overlap_time(self.math_time_s, self.memory_time_s))
         if self.quantize_time_s:
             add("quantize", None, out[-1].time_s + self.quantize_time_s)
