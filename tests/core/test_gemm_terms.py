@@ -153,3 +153,23 @@ def test_power_limited_board_runs_at_boost_for_a_burst_from_idle():
     assert np.all(out >= t * cf - 1e-15) and np.all(out <= t) and np.all(np.diff(out) > 0)
     h100 = achievable("H100-SXM", "fp32")
     assert h100.burst_s == 0 and power_limited_math_time(0.5, h100.clock_fraction, 0.0) == 0.5
+
+
+def test_power_step_of_the_walk_is_what_the_power_limit_costs():
+    """In the walk from the ideal to the prediction, a power-limited board's 'achievable' step
+    runs at the boost clock and the 'power' step adds what the sustained clock costs after
+    the burst: for a long FP32 GEMM on a T4 that is nearly the whole factor 1 / clock
+    fraction; a kernel inside the burst pays nothing for it; an unlimited board has no such
+    step. Every step adds time and the last is the prediction."""
+    long = gemm(4096, 4096, 4096, dtype="fp32", gpu="T4")
+    steps = {s.effect: s for s in long.steps()}
+    assert long.clock_fraction < 1 and long.burst_s > 0
+    before = steps["power"].time_s - steps["power"].added_time_s
+    ideal_ratio = 1 / long.clock_fraction
+    assert steps["power"].time_s / before == pytest.approx(ideal_ratio, rel=0.02)
+    assert all(s.added_time_s >= -1e-18 for s in long.steps())
+    assert long.steps()[-1].time_s == pytest.approx(long.predicted_time_s, rel=1e-12)
+    short = gemm(256, 256, 256, dtype="fp32", gpu="T4")
+    assert short.math_time_s < short.burst_s
+    assert next(s for s in short.steps() if s.effect == "power").added_time_s == pytest.approx(0)
+    assert "power" not in {s.effect for s in gemm(4096, 4096, 4096, gpu="H100-SXM").steps()}
