@@ -13,7 +13,7 @@ few rounds until it settles.
 
 These are the only numbers fitted: per architecture, a math fraction per unit and dtype, a
 DRAM fraction, the fixed costs per kernel of the timing contexts, a tile's fixed cost along
-K, and the watts per SM that set a power-limited clock; the host's launch overhead of an
+K, and the watts per SM that set a power-limited clock; one power-averaging window; the host's launch overhead of an
 eager call; one L2 share for every GPU. Never a measured shape. Where two constants cannot be
 told apart by the data (one board per architecture: its issue efficiency and its clock), the
 issue efficiency is fixed to a documented prior and only the power constant is fitted (see
@@ -46,6 +46,7 @@ _MEMORY = np.round(np.arange(0.50, 1.0001, 0.025), 3)
 _OVERHEAD = np.round(np.arange(0.5, 15.01, 0.25), 2)
 _LAUNCH = np.round(np.arange(2.0, 40.01, 0.5), 1)
 _EPILOGUE = np.array([0, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768])
+_WINDOW = np.array([0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000])
 _WATTS = np.round(np.concatenate([[0.0], np.geomspace(0.05, 3.0, 60)]), 4)
 
 PARAMETERS: dict[tuple[str, str, str, str], tuple[np.ndarray, tuple[str, ...]]] = {
@@ -84,6 +85,11 @@ PARAMETERS: dict[tuple[str, str, str, str], tuple[np.ndarray, tuple[str, ...]]] 
     ("turing", "*", "*", "memory_fraction"): (_MEMORY, ("neusight_t4",)),
     ("ada", "*", "*", "sm_watts_per_ghz3"): (_WATTS, ("neusight_l4",)),
     ("ada", "*", "*", "memory_fraction"): (_MEMORY, ("neusight_l4",)),
+    # one power-averaging window for every board: the three power-limited boards together
+    ("default", "*", "*", "power_window_ms"): (
+        _WINDOW,
+        ("neusight_t4", "neusight_l4", "neusight_a100-pcie-40gb"),
+    ),
 }
 # Values held fixed (not fitted) because the data cannot separate them from a fitted one.
 PRIORS: dict[tuple[str, str, str, str], float] = {

@@ -43,8 +43,10 @@ __all__ = [
     "FIELDS",
     "Achievable",
     "achievable",
+    "boost_burst_s",
     "check_context",
     "overlap_time",
+    "power_limited_math_time",
     "sustained_clock_fraction",
 ]
 
@@ -56,6 +58,7 @@ FIELDS = (
     "launch_overhead_us",
     "epilogue_k",
     "sm_watts_per_ghz3",
+    "power_window_ms",
     "misaligned_efficiency",
     "misaligned_mn_efficiency",
 )
@@ -91,11 +94,13 @@ class Achievable(ResultMixin):
     launch_overhead_s: float = 0.0
     epilogue_k: float = 0.0
     clock_fraction: float = 1.0
+    burst_s: float = 0.0
 
     _units: ClassVar[dict[str, str]] = {
         "kernel_overhead_s": "s",
         "back_to_back_overhead_s": "s",
         "launch_overhead_s": "s",
+        "burst_s": "s",
     }
 
     def fixed_cost_s(self, context: str = DEFAULT_CONTEXT) -> float:
@@ -121,6 +126,7 @@ class Achievable(ResultMixin):
         return [
             ("math, share of datasheet peak", f"{self.math_fraction:.0%}"),
             ("sustained clock, share of boost (power)", f"{self.clock_fraction:.0%}"),
+            ("boost clock held from idle for", f"{self.burst_s * 1e3:.3g} ms"),
             ("per-tile fixed cost, in steps of K", f"{self.epilogue_k:g}"),
             ("DRAM, share of datasheet bandwidth", f"{self.memory_fraction:.0%}"),
             ("fixed cost per kernel, timed alone", f"{self.kernel_overhead_s * 1e6:.1f} us"),
@@ -164,6 +170,44 @@ def sustained_clock_fraction(
     return float(min(boost, max(floor, f)) / boost)
 
 
+def boost_burst_s(
+    watts_per_sm_ghz3: float,
+    window_s: float,
+    sms: int,
+    tdp_w: float | None,
+    base_clock_mhz: float | None,
+    boost_clock_mhz: float,
+) -> float:
+    """How long a kernel started on an idle board runs at the boost clock before the power
+    limit pulls it down to the sustained clock (:func:`sustained_clock_fraction`).
+
+    A board enforces its power limit on the mean power over a window of ``window_s``
+    seconds, not instant by instant. Starting from idle (idle power neglected), a kernel
+    drawing P_boost = SMs x w x f_boost^3 keeps that mean under the limit for
+    ``window_s`` x TDP / P_boost. 0 when the board is not power-limited (or no window).
+    """
+    if not watts_per_sm_ghz3 or not tdp_w or not window_s:
+        return 0.0
+    p_boost = sms * watts_per_sm_ghz3 * (boost_clock_mhz / 1e3) ** 3
+    if p_boost <= tdp_w:
+        return 0.0
+    return float(window_s * tdp_w / p_boost)
+
+
+def power_limited_math_time(math_time_s: Any, clock_fraction: float, burst_s: float) -> Any:
+    """A kernel's math time when it starts at the boost clock and drops to the sustained one.
+
+    ``math_time_s`` is the time at the sustained clock (``clock_fraction`` of boost). The
+    first ``burst_s`` seconds run at boost, doing ``burst_s / clock_fraction`` seconds' worth
+    of sustained work; the rest runs at the sustained clock. Vectorised; with no burst (or no
+    power limit) the time is unchanged.
+    """
+    if not burst_s or clock_fraction >= 1.0:
+        return math_time_s
+    t = np.asarray(math_time_s, dtype=np.float64)
+    return np.maximum(t * clock_fraction, t - burst_s * (1.0 / clock_fraction - 1.0))
+
+
 @functools.lru_cache(maxsize=512)
 def _lookup(
     name: str,
@@ -191,7 +235,9 @@ def _lookup(
                     bases.add(row["basis"])
                 break
     basis = "default" if "default" in bases else ("fitted" if bases == {"fitted"} else "published")
-    clock = sustained_clock_fraction(values.get("sm_watts_per_ghz3", 0.0), *power)
+    watts = values.get("sm_watts_per_ghz3", 0.0)
+    clock = sustained_clock_fraction(watts, *power)
+    burst = boost_burst_s(watts, values.get("power_window_ms", 0.0) * 1e-3, *power)
     return Achievable(
         gpu=name,
         dtype=dtype_name,
@@ -204,6 +250,7 @@ def _lookup(
         launch_overhead_s=values["launch_overhead_us"] * 1e-6,
         epilogue_k=values.get("epilogue_k", 0.0),
         clock_fraction=clock,
+        burst_s=burst,
         misaligned_efficiency=values["misaligned_efficiency"],
         misaligned_mn_efficiency=values["misaligned_mn_efficiency"],
         basis=basis,

@@ -61,13 +61,14 @@ from .assumptions import (
     TILE_REUSE_R0,
     TIMING_CONTEXT_DESCRIPTIONS,
 )
-from .calibration import achievable, check_context, overlap_time
+from .calibration import achievable, check_context, overlap_time, power_limited_math_time
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .results import ResultMixin, format_quantity
 from .tiles import (
+    BATCHED_SIMT_TILES,
     SIMT_TILE_SHAPES,
     TILE_SHAPES,
     parse_tile,
@@ -243,6 +244,7 @@ class GemmSweep(ResultMixin):
     cache: str
     quantize: str
     clock_fraction: float
+    burst_s: float
     l2_resident: Any
     kernels: Any
     quantize_time_s: Any
@@ -400,6 +402,14 @@ def gemm_sweep(
             cols[tn] = np.ceil(nf / tn)
         return cols[tn]
 
+    def _burst(math: Any) -> Any:
+        # A board limited by its power starts a kernel at the boost clock and holds it for
+        # cal.burst_s (core.calibration.boost_burst_s) before settling at the sustained
+        # clock. Every kernel is priced so, in every timing context: the model keeps no power
+        # history from one kernel to the next (a long stream of kernels may run nearer the
+        # sustained clock), so the fixed costs alone order eager >= kernel >= back-to-back.
+        return power_limited_math_time(math, cal.clock_fraction, cal.burst_s)
+
     def _time(idx: Any, split: Any, sel: Any = slice(None)) -> tuple[Any, Any]:
         # Math time = FLOPs launched in whole waves / (per-slot rate x slots): the same as
         # FLOPs / (rate x tile eff x wave eff x shape eff x alignment eff) for split = 1.
@@ -418,7 +428,7 @@ def gemm_sweep(
         launched *= slots * 2.0 * tm * tn
         launched *= (kf[sel] if plain else np.ceil(kf[sel] / split)) + epilogue_k
         r = rate[sel] if np.ndim(rate) else rate
-        math = launched / (r * shape_eff[idx])
+        math = _burst(launched / (r * shape_eff[idx]))
         memory = base_memory_time[sel]
         if not plain:  # FP32 partial sums written by every K slice and read back
             partial = 2.0 * (split > 1) * split * mf[sel] * nf[sel] * bf[sel]
@@ -426,12 +436,28 @@ def gemm_sweep(
             memory = memory + partial * SPLIT_K_ACCUMULATOR_BYTES / b
         return math, memory
 
+    # A batched SIMT GEMM gets only the tiles the library offers batched calls on this
+    # architecture (core.tiles.BATCHED_SIMT_TILES).
+    offered = BATCHED_SIMT_TILES.get(g.architecture) if simt and chosen is None else None
+    barred = None
+    if offered is not None and not unbatched:
+        barred = [
+            bf > 1 if tuple(sorted(t)) not in {tuple(sorted(o)) for o in offered} else None
+            for t in shapes
+        ]
+
+    def _plain_math(i: int) -> Any:
+        t = _time(i, 1)[0]
+        if barred is not None and barred[i] is not None:
+            t[barred[i]] = np.inf
+        return t
+
     # Plain tiles all move the same bytes, so the fastest is the one with the least math
     # time; strict '<' keeps the largest tile on ties.
-    best_math = _time(0, 1)[0]
+    best_math = _plain_math(0)
     best_idx = np.zeros(best_math.shape, dtype=np.int64)
     for i in range(1, len(shapes)):
-        t = _time(i, 1)[0]
+        t = _plain_math(i)
         better = t < best_math
         best_idx[better] = i
         np.minimum(best_math, t, out=best_math)
@@ -470,7 +496,7 @@ def gemm_sweep(
     if thin.size:
         padded = np.ceil(thin_dim[thin] / THIN_OUTPUT_PAD) * THIN_OUTPUT_PAD
         r = rate[thin] if np.ndim(rate) else rate
-        t_math = flops.ravel()[thin] * (padded / thin_dim[thin]) / r
+        t_math = _burst(flops.ravel()[thin] * (padded / thin_dim[thin]) / r)
         t_mem = base_memory_time[thin]
         # A true matrix-vector product (the thin side within one vector width) runs one
         # kernel that spreads its rows over the SMs; a wider thin output, or a K deeper than
@@ -582,6 +608,7 @@ def gemm_sweep(
         cache=cache,
         quantize=quantize,
         clock_fraction=cal.clock_fraction,
+        burst_s=cal.burst_s,
         l2_resident=l2_resident,
         kernels=_shaped(best_kernels),
         quantize_time_s=_shaped(quant_time) if np.ndim(quant_time) else quant_time,
@@ -659,6 +686,7 @@ class GemmResult(ResultMixin):
     cache: str
     quantize: str
     clock_fraction: float
+    burst_s: float
     l2_resident: bool
     kernels: int
     quantize_time_s: float
@@ -681,6 +709,7 @@ class GemmResult(ResultMixin):
         "memory_time_s": "s",
         "roofline_time_s": "s",
         "kernel_overhead_s": "s",
+        "burst_s": "s",
         "quantize_time_s": "s",
         "predicted_time_s": "s",
         "time_low_s": "s",
@@ -699,13 +728,16 @@ class GemmResult(ResultMixin):
 
         1. ``math_peak``: FLOPs at the datasheet peak;
         2. ``memory``: the plain roofline, max(math at peak, bytes at datasheet bandwidth);
-        3. ``achievable``: math at ``math_fraction`` of the peak, bytes at
-           ``memory_fraction`` of the bandwidth (what real GPUs sustain);
+        3. ``achievable``: math at ``math_fraction`` of the peak (at the boost clock:
+           ``math_fraction / clock_fraction``), bytes at ``memory_fraction`` of the bandwidth
+           (what real GPUs sustain);
         4. ``tile``, ``wave``, ``tile_shape``, ``alignment``: the math time divided by each
            efficiency in turn (quantization, tile reuse, misalignment);
         5. ``l2`` (a warm working set that fits in L2): its bytes at the L2 bandwidth;
            ``split_k`` (when the K dimension is split): whole K slices per wave and FP32
-           partial sums, or else ``epilogue``: each tile's fixed cost along K;
+           partial sums, or else ``epilogue``: each tile's fixed cost along K; ``power`` (a
+           board whose power limit holds its clock below boost, ``clock_fraction``): the
+           kernel's math after its first ``burst_s`` at the sustained clock;
         6. ``overlap``: math and data movement do not overlap perfectly
            (:func:`overlap_time`);
         7. ``quantize`` (an FP8 layer): the activation's quantisation kernels;
@@ -723,7 +755,9 @@ class GemmResult(ResultMixin):
         peak_math = self.flops / self.peak_flops_per_s
         add("math_peak", None, peak_math)
         add("memory", None, self.roofline_time_s)
-        math = peak_math / self.math_fraction
+        # the achievable step runs at the boost clock; a board's power limit comes last
+        limited = self.clock_fraction < 1
+        math = peak_math / (self.math_fraction / self.clock_fraction)
         memory = self.bytes / (self.peak_flops_per_s / self.ops_per_byte * self.memory_fraction)
         add("achievable", None, max(math, memory))
         for name, eff in (
@@ -736,10 +770,22 @@ class GemmResult(ResultMixin):
             add(name, eff, max(math, memory))
         if self.l2_resident:
             add("l2", None, max(math, self.memory_time_s))
+        # the math time had the whole kernel run at the boost clock: math_time_s with the
+        # power limit's effect (core.calibration.power_limited_math_time) taken out
+        at_boost = self.math_time_s
+        if limited:
+            cf = self.clock_fraction
+            at_boost = (
+                self.math_time_s
+                if self.burst_s and self.math_time_s <= self.burst_s
+                else (self.math_time_s + self.burst_s * (1 / cf - 1)) * cf
+            )
         if self.split_k > 1:
-            add("split_k", None, max(self.math_time_s, self.memory_time_s))
-        elif abs(self.math_time_s - math) > 1e-9 * math:  # the tiles' fixed cost along K
-            add("epilogue", None, max(self.math_time_s, self.memory_time_s))
+            add("split_k", None, max(at_boost, self.memory_time_s))
+        elif abs(at_boost - math) > 1e-9 * math:  # the tiles' fixed cost along K
+            add("epilogue", None, max(at_boost, self.memory_time_s))
+        if limited:
+            add("power", None, max(self.math_time_s, self.memory_time_s))
         add("overlap", None, overlap_time(self.math_time_s, self.memory_time_s))
         if self.quantize_time_s:
             add("quantize", None, out[-1].time_s + self.quantize_time_s)
@@ -795,6 +841,11 @@ class GemmResult(ResultMixin):
                 + (", working set read from L2" if self.l2_resident else "")
                 + (
                     f"; sustained clock {self.clock_fraction:.0%} of boost (power limit)"
+                    + (
+                        f", boost for the first {format_quantity(self.burst_s, 's')}"
+                        if self.burst_s
+                        else ""
+                    )
                     if self.clock_fraction < 1
                     else ""
                 ),
@@ -943,6 +994,7 @@ def gemm(
         cache=s.cache,
         quantize=s.quantize,
         clock_fraction=float(s.clock_fraction),
+        burst_s=float(s.burst_s),
         l2_resident=bool(s.l2_resident),
         kernels=int(s.kernels),
         quantize_time_s=float(s.quantize_time_s),

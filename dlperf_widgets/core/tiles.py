@@ -19,6 +19,7 @@ from .errors import InvalidParameter
 from .results import ResultMixin
 
 __all__ = [
+    "BATCHED_SIMT_TILES",
     "SIMT_TILE_SHAPES",
     "TILE_SHAPES",
     "TileWave",
@@ -60,6 +61,23 @@ SIMT_TILE_SHAPES: tuple[tuple[int, int], ...] = (
     (64, 32),
     (32, 32),
 )
+
+
+# The tiles cuBLAS offers a *batched* SIMT SGEMM (torch.bmm: cublasSgemmStridedBatched), by
+# architecture, either orientation. In NeuSight's profiles (the shipped neusight_* traces keep
+# each row's kernel) every one of the 2,390 batched FP32 calls on the A100 PCIe 40 GB and
+# 80 GB and on the L4 ran ampere_sgemm_128x128_nn, whatever the shape: the heuristic of the
+# sm80/sm86/sm89 library offers one batched tile, where an unbatched call picks among all of
+# SIMT_TILE_SHAPES. On the T4 (volta_sgemm kernels) the 1,073 batched calls ran 128x64,
+# 64x64, 128x32 or 32x128, and 6 of them the 32x32 sliced kernel, never 128x128.
+# GA10x (sm86) ships the same ampere_sgemm kernels and heuristic as GA100 and Ada. An
+# architecture not listed offers every SIMT tile (no profile of its batched calls).
+BATCHED_SIMT_TILES: dict[str, tuple[tuple[int, int], ...]] = {
+    "ampere_ga100": ((128, 128),),
+    "ampere_ga10x": ((128, 128),),
+    "ada": ((128, 128),),
+    "turing": ((128, 64), (64, 64), (128, 32)),
+}
 
 
 def parse_tile(tile: Any) -> tuple[int, int] | None:

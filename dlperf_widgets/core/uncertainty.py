@@ -105,8 +105,10 @@ def band_limits(ratio: Any, coverage: float = COVERAGE) -> tuple[float, float]:
     r = np.sort(np.asarray(ratio, dtype=np.float64))
     n = r.size
     a = (1 - coverage) / 2
-    lo_rank = max(int(np.floor((n + 1) * a)), 1)
-    hi_rank = min(int(np.ceil((n + 1) * (1 - a))), n)
+    # a = 0.1 is 0.09999999999999998 in floating point: (n + 1) a must not fall just short
+    # of a whole rank (n = 89 would give rank 8 instead of 9)
+    lo_rank = max(int(np.floor((n + 1) * a + 1e-9)), 1)
+    hi_rank = min(int(np.ceil((n + 1) * (1 - a) - 1e-9)), n)
     return float(r[lo_rank - 1]), float(r[hi_rank - 1])
 
 

@@ -268,3 +268,45 @@ TASKS += [
         hint="the waste is in the wave count: what changes how many tiles there are?",
     ),
 ]
+
+# A GEMM whose operands fit in the L40S's 96 MiB L2 (data/gpus.csv), called again on the same
+# tensors ('warm') or with L2 flushed first ('cold', what the kit's timer measures).
+L2_GEMM = {"m": 4096, "n": 16, "k": 1024, "dtype": "bf16", "gpu": "L40S"}
+
+
+def _cached(p: Params, cache: str) -> float:
+    r = gemm(p["m"], p["n"], p["k"], dtype=p["dtype"], gpu=p["gpu"], cache=cache)
+    return float(r.predicted_time_s)
+
+
+def _l2_over_dram(p: Params) -> float:
+    g = gpu(p["gpu"])
+    return float((g.l2_bandwidth_bytes_per_s or 0.0) / g.memory_bandwidth_bytes_per_s)
+
+
+TASKS += [
+    Task(
+        id="03.l2_speedup",
+        question="how many times faster the model predicts the GEMM when its operands are "
+        "still in L2 (cache='warm') than when they come from DRAM (cache='cold')",
+        kind="number",
+        unit="x",
+        params=L2_GEMM,
+        expected=lambda p: _cached(p, "cold") / _cached(p, "warm"),
+        rel_tol=0.02,
+        mistakes=(
+            Mistake(
+                "upside down",
+                lambda p: _cached(p, "warm") / _cached(p, "cold"),
+                "that is warm ÷ cold, below 1; the speed-up is cold ÷ warm.",
+            ),
+            Mistake(
+                "the bandwidth ratio",
+                _l2_over_dram,
+                "that is the ratio of the L2 to the DRAM bandwidth: only the bytes' time "
+                "shrinks by it, not the fixed cost every kernel pays.",
+            ),
+        ),
+        hint="gemm(..., cache='cold').predicted_time_s ÷ the same with cache='warm'.",
+    ),
+]

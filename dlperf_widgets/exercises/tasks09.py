@@ -41,6 +41,14 @@ def _gap_reason(p: Params) -> str:
     return "math peak" if r.math_time_s >= r.memory_time_s else "memory bandwidth"
 
 
+CONTEXTS = {"m": 256, "n": 256, "k": 256, "dtype": "bf16", "gpu": "H100-SXM"}
+
+
+def _in_context(p: Params, context: str) -> float:
+    r = gemm(p["m"], p["n"], p["k"], dtype=p["dtype"], gpu=p["gpu"], context=context)
+    return float(r.predicted_time_s)
+
+
 TASKS = [
     Task(
         id="09.model_time",
@@ -169,5 +177,35 @@ TASKS = [
             ),
         ),
         hint="compare kernel_overhead_s with math_time_s and memory_time_s.",
+    ),
+    Task(
+        id="09.context_gap",
+        question="how much longer the model's time for the GEMM is when it is timed eagerly "
+        "from the host than when it runs back to back in a CUDA graph, in seconds",
+        kind="number",
+        unit="s",
+        params=CONTEXTS,
+        expected=lambda p: _in_context(p, "eager") - _in_context(p, "back-to-back"),
+        rel_tol=0.02,
+        mistakes=(
+            Mistake(
+                "kernel, not eager",
+                lambda p: _in_context(p, "kernel") - _in_context(p, "back-to-back"),
+                "that is the gap between a kernel timed alone and one back to back; timed "
+                "eagerly, the host's launch overhead comes on top (context='eager').",
+            ),
+            Mistake(
+                "the eager time itself",
+                lambda p: _in_context(p, "eager"),
+                "that is the whole eager time; subtract the back-to-back time from it.",
+            ),
+            Mistake(
+                "microseconds",
+                lambda p: (_in_context(p, "eager") - _in_context(p, "back-to-back")) * 1e6,
+                "that looks like microseconds; give the gap in seconds.",
+            ),
+        ),
+        hint="gemm(..., context='eager').predicted_time_s minus the same with "
+        "context='back-to-back'.",
     ),
 ]

@@ -53,6 +53,7 @@ EFFECTS = (
     "l2",
     "split_k",
     "epilogue",
+    "power",
     "overlap",
     "quantize",
     "overhead",

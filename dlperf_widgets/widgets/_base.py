@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 
 from .._optional import require
 from ..core._validate import describe
+from ..core.assumptions import DEFAULT_CONTEXT, TIMING_CONTEXT_DESCRIPTIONS, TIMING_CONTEXTS
+from ..core.calibration import check_context
 from ..core.errors import DlperfError, InvalidParameter
 from ..core.gpus import Gpu, gpu, gpu_names
 from ._close import close_tree, close_value
@@ -99,6 +101,23 @@ def _option(value: Any, options: list[Any]) -> Any:
             except Exception:  # an object whose == raises
                 continue
     return _MISSING
+
+
+def context_dropdown(value: str = DEFAULT_CONTEXT) -> Any:
+    """The timing context of a widget's predicted times (core.assumptions.TIMING_CONTEXTS;
+    default: what the kit's own timer measures), refused in the core's sentence."""
+    return widgets.Dropdown(
+        options=list(TIMING_CONTEXTS), value=check_context(value), description="timing"
+    )
+
+
+def context_note(context: str) -> str:
+    """HTML naming the timing context predicted times are for: 'kernel timing: an isolated
+    kernel timed on the device (...)'."""
+    return (
+        f"<span class='dlperf-context'>{html.escape(context)} timing: "
+        f"{html.escape(TIMING_CONTEXT_DESCRIPTIONS[context])}</span>"
+    )
 
 
 def gpu_dropdown(value: str | Gpu, description: str = "GPU") -> tuple[Any, dict[str, Gpu]]:

@@ -6,13 +6,13 @@ import html
 from typing import Any
 
 from ..core.alignment import LIBRARIES
-from ..core.assumptions import DEFAULT_CONTEXT, TIMING_CONTEXTS
+from ..core.assumptions import CACHE_STATES, DEFAULT_CACHE, DEFAULT_CONTEXT
 from ..core.gemm import GemmResult, gemm
 from ..core.gpus import Gpu
 from ..core.results import format_quantity
 from ..core.tiles import parse_tile
 from ..plots.roofline import fit_points, plot_roofline, set_points, update_roof
-from ._base import Explorer, gpu_dropdown, parse_int, widgets
+from ._base import Explorer, context_dropdown, context_note, gpu_dropdown, parse_int, widgets
 
 __all__ = ["GemmExplorer"]
 
@@ -55,11 +55,12 @@ class GemmExplorer(Explorer):
         tile: str = "auto",
         library: str = "current",
         context: str = DEFAULT_CONTEXT,
+        cache: str = DEFAULT_CACHE,
     ) -> None:
         super().__init__()
         m, n, k = parse_int("M", m), parse_int("N", n), parse_int("K", k)
         first = gemm(
-            m, n, k, dtype=dtype, gpu=gpu, tile=tile, library=library, context=context
+            m, n, k, dtype=dtype, gpu=gpu, tile=tile, library=library, context=context, cache=cache
         )  # validates
         gpu_dd, self._custom_gpus = gpu_dropdown(gpu)
         g = self._gpu(gpu_dd.value)
@@ -79,13 +80,16 @@ class GemmExplorer(Explorer):
                 options=list(LIBRARIES), value=first.library, description="library"
             ),
             # how the predicted time is timed (core.assumptions.TIMING_CONTEXTS)
-            "context": widgets.Dropdown(
-                options=list(TIMING_CONTEXTS), value=first.context, description="timing"
+            "context": context_dropdown(first.context),
+            # whether the operands start in DRAM or in L2 (core.assumptions.CACHE_STATES)
+            "cache": widgets.Dropdown(
+                options=list(CACHE_STATES), value=first.cache, description="L2 cache"
             ),
         }
         self._artists: Any = None
         self._setup(
-            controls, rows=[["m", "n", "k"], ["dtype", "gpu", "tile", "library", "context"]]
+            controls,
+            rows=[["m", "n", "k"], ["dtype", "gpu", "tile", "library"], ["context", "cache"]],
         )
 
     # -- Explorer --------------------------------------------------------------------------
@@ -105,6 +109,7 @@ class GemmExplorer(Explorer):
             tile=tile_text,
             library=c["library"].value,
             context=c["context"].value,
+            cache=c["cache"].value,
         )
 
     def _render(self, result: GemmResult, changed: set[str]) -> None:
@@ -146,6 +151,7 @@ def _summary_html(r: GemmResult) -> str:
         f" FLOP/B {compare} ops:byte <span class='dlperf-opb'>{r.ops_per_byte:.1f}</span>"
         f" FLOP/B: <b class='dlperf-limiter'>{html.escape(bound)}</b>; predicted "
         f"<b class='dlperf-time'>{html.escape(format_quantity(r.predicted_time_s, 's'))}</b>"
+        f" ({context_note(r.context)}, {html.escape(r.cache)} L2)"
         f" <span class='dlperf-band'>({html.escape(r.band_text())}; the bar on the point)</span>"
         "</div>"
     )

@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core._validate import describe
+from ..core.assumptions import DEFAULT_CONTEXT
 from ..core.errors import InvalidParameter
 from ..core.gemm import GemmResult, gemm
 from ..core.gpus import Gpu
 from ..core.results import format_quantity
 from ..plots.roofline import fit_points, plot_roofline, set_measured, set_points, update_roof
-from ._base import Explorer, gpu_dropdown, parse_int, widgets
+from ._base import Explorer, context_dropdown, context_note, gpu_dropdown, parse_int, widgets
 
 __all__ = ["Roofline"]
 
@@ -81,6 +82,7 @@ class Roofline(Explorer):
         dtype: str = "fp16",
         gemms: Sequence[Any] | str = DEFAULT_GEMMS,
         traces: bool = True,
+        context: str = DEFAULT_CONTEXT,
     ) -> None:
         super().__init__()
         if not isinstance(traces, bool):
@@ -91,7 +93,7 @@ class Roofline(Explorer):
         g = self._gpu(gpu_dd.value)
         text = _as_text(gemms)
         for _, m, n, k in _parse_gemms(text):  # validate the arguments once, loudly
-            gemm(m, n, k, dtype=dtype, gpu=g)
+            gemm(m, n, k, dtype=dtype, gpu=g, context=context)
         controls = {
             "gpu": gpu_dd,
             "dtype": widgets.Dropdown(
@@ -106,16 +108,21 @@ class Roofline(Explorer):
                 continuous_update=False,
                 layout=widgets.Layout(width="360px", height="80px"),
             ),
+            # the timing context of the predicted times (core.assumptions.TIMING_CONTEXTS)
+            "context": context_dropdown(context),
         }
         self._artists: Any = None
         self._names: list[str] = []
-        self._setup(controls, rows=[["gpu", "dtype"], ["gemms"]])
+        self._setup(controls, rows=[["gpu", "dtype", "context"], ["gemms"]])
 
     def _compute(self) -> tuple[GemmResult, ...]:
         c = self.controls
         g = self._gpu(c["gpu"].value)
         parsed = _parse_gemms(c["gemms"].value)
-        results = tuple(gemm(m, n, k, dtype=c["dtype"].value, gpu=g) for _, m, n, k in parsed)
+        results = tuple(
+            gemm(m, n, k, dtype=c["dtype"].value, gpu=g, context=c["context"].value)
+            for _, m, n, k in parsed
+        )
         self._labels = [name for name, *_ in parsed]
         self._measured = {}
         if self._use_traces:
@@ -182,7 +189,8 @@ def _table_html(results: Sequence[GemmResult], names: Sequence[str]) -> str:
     head = (
         f"<div class='dlperf-summary'>{html.escape(r0.gpu)}, {html.escape(r0.dtype)}: ridge "
         f"(ops:byte) at <b>{r0.ops_per_byte:.1f}</b> FLOP/B, peak "
-        f"{html.escape(format_quantity(r0.peak_flops_per_s, 'FLOP/s'))}</div>"
+        f"{html.escape(format_quantity(r0.peak_flops_per_s, 'FLOP/s'))}; predicted times for "
+        f"{context_note(r0.context)}</div>"
     )
     cols = ("GEMM", "M x N x K", "AI (FLOP/B)", "limiter", "predicted", "time")
     th = "".join(f"<th style='text-align:right;padding:1px 6px'>{c}</th>" for c in cols)

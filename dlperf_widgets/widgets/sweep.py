@@ -8,13 +8,22 @@ from typing import Any
 import numpy as np
 
 from ..core._validate import describe
+from ..core.assumptions import DEFAULT_CONTEXT
 from ..core.errors import InvalidParameter
 from ..core.gemm import GemmSweep, gemm_sweep
 from ..core.gpus import Gpu
 from ..core.results import format_quantity
 from ..core.tiles import parse_tile
 from ..plots.sweep import QUANTITIES, measured_points, plot_sweep, update_sweep
-from ._base import Explorer, dropdown, gpu_dropdown, parse_int, widgets
+from ._base import (
+    Explorer,
+    context_dropdown,
+    context_note,
+    dropdown,
+    gpu_dropdown,
+    parse_int,
+    widgets,
+)
 
 __all__ = ["DimensionSweep"]
 
@@ -93,6 +102,7 @@ class DimensionSweep(Explorer):
         preset: str | None = None,
         traces: bool = True,
         log: bool = False,
+        context: str = DEFAULT_CONTEXT,
     ) -> None:
         super().__init__()
         if not isinstance(traces, bool):
@@ -143,6 +153,8 @@ class DimensionSweep(Explorer):
                 options=list(QUANTITIES), value=quantity, description="show"
             ),
             "log": widgets.Checkbox(value=log, description="log axes", indent=False),
+            # the timing context of the predicted times (core.assumptions.TIMING_CONTEXTS)
+            "context": context_dropdown(context),
         }
         if values["dtype"] in g.dtypes():
             controls["dtype"].value = values["dtype"]
@@ -152,7 +164,8 @@ class DimensionSweep(Explorer):
             rows=[
                 ["preset", "dim", "start", "stop", "step"],
                 ["m", "n", "k", "tile"],
-                ["dtype", "gpu", "quantity", "log"],
+                ["dtype", "gpu", "quantity"],
+                ["context", "log"],
             ],
         )
         self._sync_disabled()
@@ -209,6 +222,7 @@ class DimensionSweep(Explorer):
             dtype=c["dtype"].value,
             gpu=self._gpu(c["gpu"].value),
             tile=tile,
+            context=c["context"].value,
         )
         self._trace_points = None
         if self._use_traces and not self._measured[0].size:
@@ -269,7 +283,8 @@ def _summary_html(s: GemmSweep, dim: str) -> str:
         f"{len(s):,} sizes of {name}; fastest {name} = <b class='dlperf-fastest'>{x[fast]}</b> "
         f"({html.escape(format_quantity(t[fast], 's'))}), slowest {name} = {x[slow]} "
         f"({html.escape(format_quantity(t[slow], 's'))}); "
-        f"{int((~aligned).sum()):,} of {t.size:,} sizes miss the 16-byte alignment. "
+        f"{int((~aligned).sum()):,} of {t.size:,} sizes miss the 16-byte alignment; "
+        f"predicted times for {context_note(s.context)}. "
         f"Shaded: {_band_note(s)}.</div>"
     )
 

@@ -99,3 +99,77 @@ def test_batched_simt_gemm_runs_whole_k_tiles():
         np.array([31, 33, 22]), np.array([18, 8, 51]), 870, batch=21, dtype="fp32", gpu="A100"
     )
     assert np.all(s.split_k == 1) and not any(t == "gemv" for t in s.tile)
+
+
+def test_batched_simt_gemm_gets_the_tiles_the_library_offers_batched_calls():
+    """Every batched FP32 call NeuSight profiled on the A100 PCIe boards and the L4 ran
+    ampere_sgemm_128x128 (the shipped rows keep the kernel name), and none on the T4 ran a
+    128x128 kernel: the model gives a batched SIMT GEMM the same tiles, while an unbatched
+    GEMM of the same shape still picks among every SIMT tile."""
+    from dlperf_widgets.live.traces import kernel_tile, load_trace
+
+    for name in ("neusight_a100-pcie-40gb", "neusight_a100-pcie-80gb", "neusight_l4"):
+        rows = [r for r in load_trace(name).rows if r["suite"] == "bmm"]
+        assert rows and {kernel_tile(r["params"]) for r in rows} == {(128, 128)}
+    t4_rows = [r for r in load_trace("neusight_t4").rows if r["suite"] == "bmm"]
+    assert (128, 128) not in {kernel_tile(r["params"]) for r in t4_rows}
+    m, n = np.array([31, 33, 22, 300]), np.array([18, 8, 51, 70])
+    batched = gemm_sweep(m, n, 870, batch=21, dtype="fp32", gpu="A100-PCIe-40GB")
+    assert set(batched.tile) == {"128x128"}
+    alone = gemm_sweep(m, n, 870, dtype="fp32", gpu="A100-PCIe-40GB")
+    assert set(alone.tile) != {"128x128"}
+    t4 = gemm_sweep(m, n, 870, batch=21, dtype="fp32", gpu="T4")
+    assert "128x128" not in set(t4.tile)
+    # a tile asked for by name is honoured, batched or not
+    assert gemm(31, 18, 870, batch=21, dtype="fp32", gpu="A100", tile="32x32").tile == "32x32"
+
+
+def test_power_limited_board_runs_at_boost_for_a_burst_from_idle():
+    """A power-limited board starts a kernel at the boost clock: over a window W it may draw
+    P_boost = SMs x w x f_boost^3 for W x TDP / P_boost (the T4: 40 SMs, 70 W, 1590 MHz
+    boost; recomputed here from the datasheet figures and the fitted constants). A kernel
+    shorter than that runs at the boost clock, a long one gains only that burst; a board
+    that is not power-limited (the 700 W H100 SXM) keeps its time unchanged."""
+    from dlperf_widgets.core.calibration import _table, power_limited_math_time
+
+    t4 = gpu("T4")
+    a = achievable("T4", "fp32")
+    table = _table()
+    w = float(table[("turing", "*", "*")]["sm_watts_per_ghz3"])
+    window = float(table[("default", "*", "*")]["power_window_ms"]) * 1e-3
+    p_boost = t4.sms * w * (t4.boost_clock_mhz / 1000) ** 3
+    assert p_boost > t4.tdp_w == 70
+    assert a.burst_s == pytest.approx(window * 70 / p_boost)
+    cf = a.clock_fraction
+    assert cf < 1
+    short = 0.5 * a.burst_s / cf  # sustained-clock time of a kernel that fits in the burst
+    assert power_limited_math_time(short, cf, a.burst_s) == pytest.approx(short * cf)
+    long = 1.0  # one second at the sustained clock: the burst saves burst x (1/cf - 1)
+    assert power_limited_math_time(long, cf, a.burst_s) == pytest.approx(
+        long - a.burst_s * (1 / cf - 1)
+    )
+    t = np.geomspace(1e-6, 1.0, 200)
+    out = power_limited_math_time(t, cf, a.burst_s)
+    assert np.all(out >= t * cf - 1e-15) and np.all(out <= t) and np.all(np.diff(out) > 0)
+    h100 = achievable("H100-SXM", "fp32")
+    assert h100.burst_s == 0 and power_limited_math_time(0.5, h100.clock_fraction, 0.0) == 0.5
+
+
+def test_power_step_of_the_walk_is_what_the_power_limit_costs():
+    """In the walk from the ideal to the prediction, a power-limited board's 'achievable' step
+    runs at the boost clock and the 'power' step adds what the sustained clock costs after
+    the burst: for a long FP32 GEMM on a T4 that is nearly the whole factor 1 / clock
+    fraction; a kernel inside the burst pays nothing for it; an unlimited board has no such
+    step. Every step adds time and the last is the prediction."""
+    long = gemm(4096, 4096, 4096, dtype="fp32", gpu="T4")
+    steps = {s.effect: s for s in long.steps()}
+    assert long.clock_fraction < 1 and long.burst_s > 0
+    before = steps["power"].time_s - steps["power"].added_time_s
+    ideal_ratio = 1 / long.clock_fraction
+    assert steps["power"].time_s / before == pytest.approx(ideal_ratio, rel=0.02)
+    assert all(s.added_time_s >= -1e-18 for s in long.steps())
+    assert long.steps()[-1].time_s == pytest.approx(long.predicted_time_s, rel=1e-12)
+    short = gemm(256, 256, 256, dtype="fp32", gpu="T4")
+    assert short.math_time_s < short.burst_s
+    assert next(s for s in short.steps() if s.effect == "power").added_time_s == pytest.approx(0)
+    assert "power" not in {s.effect for s in gemm(4096, 4096, 4096, gpu="H100-SXM").steps()}

@@ -308,3 +308,40 @@ def test_an_answer_within_tolerance_is_not_shown_as_corrected():
     assert r.correct
     assert "138.9 FLOP/B is within 1 % of the kit's 139.3 FLOP/B" in r.message
     assert check("02.ops_per_byte", 139.26).message.startswith("correct (139.3")
+
+
+def test_context_gap_task_is_the_fixed_costs_of_the_two_contexts():
+    """09.context_gap (curriculum T57): the eager minus the back-to-back time of one GEMM is
+    the difference of the two contexts' fixed costs (the work is the same), recomputed here
+    from the calibrated constants: the host's launch plus the isolated kernel's extra ramp.
+    The likely slips (kernel instead of eager, the whole eager time, microseconds) get their
+    hint."""
+    from dlperf_widgets.core.calibration import achievable
+
+    a = achievable("H100-SXM", "bf16")
+    gap = a.launch_overhead_s + max(a.kernel_overhead_s, a.back_to_back_overhead_s)
+    gap -= a.back_to_back_overhead_s
+    assert gap > 10e-6
+    assert check("09.context_gap", gap).correct
+    assert check("09.context_gap", gap * 1.015).correct
+    assert not check("09.context_gap", gap * 1.1).correct
+    assert "launch overhead" in check("09.context_gap", a.kernel_overhead_s - 2.75e-6).hint
+    assert "microseconds" in check("09.context_gap", gap * 1e6).hint
+    eager = gemm(256, 256, 256, dtype="bf16", gpu="H100-SXM", context="eager").predicted_time_s
+    assert "whole eager time" in check("09.context_gap", eager).hint
+
+
+def test_l2_speedup_task_is_bounded_by_the_bandwidths():
+    """03.l2_speedup (curriculum T58): a warm 4096 x 16 x 1024 BF16 GEMM on an L40S (8.5 MB,
+    inside its published 96 MiB L2) beats the DRAM roofline, so the speed-up over a cold call
+    is above 1, yet below the L2 / DRAM bandwidth ratio (5.161 / 0.864 TB/s, data/gpus.csv):
+    the fixed cost per kernel does not shrink. Quoting that ratio, or warm / cold, gets the
+    matching hint."""
+    cold = gemm(4096, 16, 1024, dtype="bf16", gpu="L40S", cache="cold")
+    warm = gemm(4096, 16, 1024, dtype="bf16", gpu="L40S", cache="warm")
+    assert warm.l2_resident and warm.predicted_time_s < cold.roofline_time_s
+    speedup = cold.predicted_time_s / warm.predicted_time_s
+    assert 1 < speedup < 5.161 / 0.864
+    assert check("03.l2_speedup", speedup).correct
+    assert "bandwidth" in check("03.l2_speedup", 5.161 / 0.864).hint
+    assert "cold ÷ warm" in check("03.l2_speedup", 1 / speedup).hint

@@ -276,15 +276,15 @@ def test_record_dry_run_and_no_gpu(capsys):
 # -- the calibrated model against the shipped traces ---------------------------------------
 def test_calibrated_model_error_on_each_shipped_trace():
     """On every shipped trace together (12,726 GEMMs, in-sample: the constants were fitted to
-    these traces) the model's median time error is at most 10 % and its p90 at most 33 %
-    (8.7 % and 31.6 % when this was written: short of the 8 % / 30 % aimed at), at least 3x
+    these traces) the model's median time error is at most 8 % and its p90 at most 30 %
+    (7.5 % and 26.7 % when this was written), at least 3x
     below the plain roofline's median; by trace, GPU and dtype the median is at most 20 % and
     the median of measured / predicted within 0.8-1.25 (the model is not always too fast)."""
     from dlperf_widgets.live.traces import model_error_report
 
     report = model_error_report()
-    assert report.overall.model_median_error <= 0.10
-    assert report.overall.model_p90_error <= 0.33
+    assert report.overall.model_median_error <= 0.08
+    assert report.overall.model_p90_error <= 0.30
     assert report.overall.roofline_median_error >= 3 * report.overall.model_median_error
     for g in report.groups:
         assert g["model_median_error"] <= 0.20, g
@@ -358,13 +358,15 @@ def test_context_rule_on_every_shipped_shape():
 
 def test_model_picks_cublas_tile_often_enough():
     """Against the kernels cuBLAS launched for NeuSight's FP32 GEMMs (the shipped rows keep
-    each kernel's name and grid), the model picks the same tile for at least 40 % of the rows
-    and makes the same split-K choice for at least 90 %. (An agreement figure, not a
-    target: the model chooses by predicted time, cuBLAS by its own heuristics.)"""
+    each kernel's name and grid), the model picks the same tile for at least 60 % of the rows
+    (67.1 % when this was written; 45.1 % before batched calls were limited to the tiles
+    the library offers them) and makes the same split-K choice for at least 90 %. (An
+    agreement figure, not a target: the model chooses by predicted time, cuBLAS by its own
+    heuristics.)"""
     from dlperf_widgets.live.traces import kernel_tile, tile_agreement
 
     assert kernel_tile("kernel=ampere_sgemm_128x64_tn;grid=1x2x3") == (128, 64)
     assert kernel_tile("kernel=sm80_xmma_gemm_f32f32_tilesize64x256x8_stage3") == (64, 256)
     a = tile_agreement()
     assert a.rows > 5000 and set(a.traces) == {n for n in list_traces() if n.startswith("neusight")}
-    assert a.agreement >= 0.40 and a.split_k_agreement >= 0.90
+    assert a.agreement >= 0.60 and a.split_k_agreement >= 0.90

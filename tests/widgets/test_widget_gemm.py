@@ -197,3 +197,29 @@ def test_timing_context_dropdown_changes_only_the_fixed_cost(close_after):
         w.result.predicted_time_s > gemm(256, 256, 256, dtype="bf16", gpu="H100").predicted_time_s
     )
     assert "eager" in w.output.value
+
+
+def test_cache_dropdown_reads_a_warm_working_set_from_l2(close_after):
+    """The 'L2 cache' dropdown offers cold (the default: what the kit's timer measures, L2
+    flushed) and warm; a warm 4096 x 16 x 1024 BF16 GEMM on an L40S (8.5 MB, inside its 96 MiB
+    L2) gets the core's warm prediction, below the DRAM roofline, and the summary names the
+    timing context and the cache state of the time it shows."""
+    w = GemmExplorer(m=4096, n=16, k=1024, dtype="bf16", gpu="L40S")
+    close_after(w)
+    dd = w.controls["cache"]
+    assert list(dd.options) == ["cold", "warm"] and dd.value == "cold"
+    assert "kernel timing" in w.output.value and "cold L2" in w.output.value
+    dd.value = "warm"
+    expected = gemm(4096, 16, 1024, dtype="bf16", gpu="L40S", cache="warm")
+    assert w.result.predicted_time_s == expected.predicted_time_s
+    assert w.result.l2_resident and w.result.predicted_time_s < w.result.roofline_time_s
+    assert "warm L2" in w.output.value
+
+
+def test_bad_context_or_cache_is_refused_in_the_core_sentence():
+    """A context or cache the core does not know is refused when the widget is made, with the
+    core's one sentence naming the parameter."""
+    with pytest.raises(InvalidParameter, match="'context' must be one of"):
+        GemmExplorer(context="graph")
+    with pytest.raises(InvalidParameter, match="'cache' must be one of"):
+        GemmExplorer(cache="hot")

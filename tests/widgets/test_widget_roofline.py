@@ -103,3 +103,19 @@ def test_roofline_overlays_shipped_measurements(close_after):
     assert len(w._artists.measured.get_xdata()) == 160
     w.controls["gpu"].value = "A100-SXM4-80GB"
     assert len(w._artists.measured.get_xdata()) == 0
+
+
+def test_timing_context_of_the_table_times(close_after):
+    """The roofline's 'timing' dropdown sets the context of the predicted times in its table
+    (default 'kernel', the kit's own timer); back to back every GEMM is the core's
+    back-to-back prediction, never slower than the kernel one, and the table says so."""
+    w = Roofline(gpu="H100", dtype="bf16", gemms=["256x256x256", "4096x4096x4096"])
+    close_after(w)
+    assert w.controls["context"].value == "kernel" and "kernel timing" in w.output.value
+    kernel = [r.predicted_time_s for r in w.result]
+    w.controls["context"].value = "back-to-back"
+    for r, t in zip(w.result, kernel, strict=True):
+        assert r.context == "back-to-back" and r.predicted_time_s <= t
+        same = gemm(r.m, r.n, r.k, dtype="bf16", gpu="H100", context="back-to-back")
+        assert r.predicted_time_s == same.predicted_time_s
+    assert "back-to-back timing" in w.output.value

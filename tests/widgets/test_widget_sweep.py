@@ -185,3 +185,21 @@ def test_log_axes_checkbox(close_after):
     assert ax.get_xscale() == ax.get_yscale() == "linear"
     with pytest.raises(InvalidParameter, match="'log' must be True or False"):
         DimensionSweep(log="yes")
+
+
+def test_timing_context_of_the_swept_times(close_after):
+    """The sweep's 'timing' dropdown defaults to the kit's own timer's context ('kernel');
+    'eager' gives the core's eager times for every size, each longer than the kernel time by
+    the host's launch, and the summary says which context the times are for."""
+    w = DimensionSweep(dim="n", start=16, stop=256, step=16, m=256, k=256, dtype="bf16", gpu="H100")
+    close_after(w)
+    assert w.controls["context"].value == "kernel" and "kernel timing" in w.output.value
+    kernel = np.asarray(w.result.predicted_time_s)
+    w.controls["context"].value = "eager"
+    n = np.arange(16, 257, 16)
+    expected = gemm_sweep(256, n, 256, dtype="bf16", gpu="H100", context="eager")
+    assert np.array_equal(w.result.predicted_time_s, expected.predicted_time_s)
+    assert np.all(np.asarray(w.result.predicted_time_s) > kernel)
+    assert "eager timing" in w.output.value
+    with pytest.raises(InvalidParameter, match="'context' must be one of"):
+        DimensionSweep(context="graph")
