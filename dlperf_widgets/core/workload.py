@@ -77,6 +77,7 @@ __all__ = [
     "Workload",
     "WorkloadMemory",
     "WorkloadTime",
+    "attention_parallel_share",
     "fused_attention_time_s",
     "price",
     "workload",
@@ -85,8 +86,20 @@ __all__ = [
 
 PHASES = ("training", "prefill", "decode")
 KINDS = ("gemm", "attention", "memory", "quant", "optimizer", "collective")
-# 'sdpa' is PyTorch's scaled_dot_product_attention on its FlashAttention-2 backend.
-ATTENTION_IMPLS = ("eager", "flash1", "flash2", "sdpa")
+# 'sdpa' is PyTorch's scaled_dot_product_attention on its FlashAttention-2 backend; 'triton'
+# the Triton implementation of FlashAttention (flash_attn_triton.py of the flash-attention
+# repository, 2022, as MosaicML's MPT trains with attn_impl: triton).
+ATTENTION_IMPLS = ("eager", "flash1", "flash2", "sdpa", "triton")
+# Fused attention kernels whose grid has one thread block per (sequence, head) and no
+# blocks along the sequence: FlashAttention-1's CUDA kernels (Dao et al. 2022, Algorithm 1
+# runs the whole sequence of one head in one block; Dao 2023, section 3.2, names this as
+# what FlashAttention-2 changes by splitting the sequence across blocks too). The Triton
+# kernel's forward grid has a block per 128 query rows, and its backward is autotuned
+# between one block per head and one per 128 key columns (flash_attn_triton.py): it fills
+# the GPU like FlashAttention-2.
+_HEAD_PARALLEL_ONLY = ("flash1",)
+# the fused implementations (one kernel forward, one backward)
+_FUSED = ("flash1", "flash2", "triton")
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")
 # block-scaled narrow formats: GEMMs in them, activations in BF16 between kernels
 _NARROW = {"fp8": ("fp8_e4m3", 1.0), "fp4": ("fp4_e2m1", 0.5)}
@@ -527,7 +540,7 @@ def _backward_of(k: Kernel, act: float) -> list[Kernel]:
         return [dgrad, wgrad]
     if k.kind == "attention":
         # Fused backward: 2.5 x the forward FLOPs; reads Q, K, V, O, dO, writes dQ, dK, dV.
-        if k.name.startswith("flash"):
+        if k.name in _FUSED:
             return [replace(k, name=f"{k.name} backward", pass_="backward",
                             flops=2.5 * k.flops, bytes=2.0 * k.bytes, saved_bytes=0.0)]  # fmt: skip
         return [replace(k, name=f"{k.name} backward", pass_="backward", saved_bytes=0.0)]
@@ -601,7 +614,7 @@ def workload(
     per-tensor scaling casts, as Transformer Engine). ``weights`` (inference): 'int8' or
     'int4' weight-only with one FP16 scale per ``group_size``, or 'w8a8' (int8 weights and
     activations, int8 Tensor Core GEMMs). ``attention``: 'eager' (scores in DRAM), 'flash1',
-    'flash2' or 'sdpa' (= flash2). ``recompute``: 'selective' recomputes attention's scores,
+    'flash2', 'sdpa' (= flash2) or 'triton' (FlashAttention in Triton). ``recompute``: 'selective' recomputes attention's scores,
     'full' whole layers from their inputs. ``zero``: 0-3 (3 = FSDP). ``experts`` > 1 makes
     every MLP a mixture of ``experts`` with ``top_k`` routing and ``capacity_factor``.
     ``optimizer``: 'adamw' (PyTorch's multi-tensor AdamW), 'adamw_fused', 'sgd' (with
@@ -771,9 +784,11 @@ def workload(
     else:
         qkvo = (2 * nq * q_out + 2 * bsz * kv_len * kv_out) * act
         lse = nq * heads * 4.0
+        # m, n, k: queries and keys per sequence and the head size; batch: the (sequence,
+        # head) pairs, the parallel units of a kernel that gives each its own thread block
         b.add(name=impl, path=f"{layer}.attn", pass_="forward", kind="attention",
-              flops=4.0 * pairs_done * hd, bytes=qkvo, count=L,
-              saved_bytes=qkvo + lse if training else 0.0)  # fmt: skip
+              flops=4.0 * pairs_done * hd, bytes=qkvo, count=L, m=nq // bsz, n=kv_len, k=hd,
+              batch=bsz * heads, saved_bytes=qkvo + lse if training else 0.0)  # fmt: skip
     if cp > 1:
         # ring attention passes every other rank's K and V around the ring once
         _collective(b, "cp K/V ring", layer, "all-gather", "cp", cp,
@@ -1491,8 +1506,8 @@ def price(
             continue
         cal = achievable(g, k.dtype if g.supports(k.dtype) else "fp32")
         k_mem = k.bytes / (bw * cal.memory_fraction)
-        if k.kind == "attention" and k.name.startswith("flash"):
-            k_math = _fused_attention_math_s(k.flops, k.name.split()[0], g, k.dtype)
+        if k.kind == "attention" and k.name.split()[0] in _FUSED:
+            k_math = _fused_attention_math_s(k.flops, k.name.split()[0], g, k.dtype, k.batch)
         else:
             k_math = k.flops / (_cuda_peak(g, _dtype(k.dtype)) * cal.math_fraction)
         times[i] = cal.kernel_overhead_s + overlap_time(k_math, k_mem)
@@ -1583,30 +1598,53 @@ def price(
     )
 
 
-def _fused_attention_math_s(flops: float, impl: str, g: Gpu, dtype: str) -> float:
+def attention_parallel_share(impl: str, units: int, gpu: str | Gpu = "A100") -> float:
+    """Share of the GPU's SMs a fused attention kernel keeps busy over its run.
+
+    A kernel with one thread block per (sequence, head) (``units`` of them, FlashAttention-1)
+    runs them in waves of one block per SM, so the last wave leaves SMs idle:
+    units / (ceil(units / SMs) x SMs), the tile-quantisation argument of the GEMM guide
+    applied to attention's blocks (16 sequences x 8 heads on an A100's 108 SMs: 128 / 216 =
+    0.59). Kernels that also split the sequence (FlashAttention-2, the Triton kernel) fill
+    the GPU: 1. ``units`` 0 means unknown and counts as filling it.
+    """
+    g = _gpu(gpu)
+    name = check_choice("impl", impl, ATTENTION_IMPLS)
+    n = check_int("units", units, minimum=0, allow_array=False, maximum=1 << 40)
+    if name not in _HEAD_PARALLEL_ONLY or n == 0:
+        return 1.0
+    return n / (math.ceil(n / g.sms) * g.sms)
+
+
+def _fused_attention_math_s(flops: float, impl: str, g: Gpu, dtype: str, units: int = 0) -> float:
     """Math time of a fused attention kernel: its FLOPs at the implementation's calibrated
-    share of the Tensor Core peak (data/kernel_efficiency.csv)."""
+    share of the Tensor Core peak per busy SM (data/kernel_efficiency.csv), times the share
+    of SMs its grid keeps busy (:func:`attention_parallel_share`)."""
     dt = dtype if g.supports(dtype) else "fp16"
-    return flops / (g.peak_flops(dt) * workload_constants(g)[f"attention_{impl}"].value)
+    eff = workload_constants(g)[f"attention_{impl}"].value
+    return flops / (g.peak_flops(dt) * eff * attention_parallel_share(impl, units, g))
 
 
 def fused_attention_time_s(
     flops: float, nbytes: float, gpu: str | Gpu = "A100", *, impl: str = "flash2",
-    dtype: str = "fp16",
+    dtype: str = "fp16", units: int = 0,
 ) -> float:  # fmt: skip
     """Device time of one fused attention kernel doing ``flops`` on ``nbytes`` of DRAM traffic:
     the implementation's calibrated math rate and the achievable bandwidth, combined as
     every kernel is (imperfect overlap), plus the fixed cost per kernel (the model's
-    prediction; the same pricing as the attention kernels of :func:`price`)."""
+    prediction; the same pricing as the attention kernels of :func:`price`). ``units``:
+    the (sequence, head) pairs, which set how many SMs a FlashAttention-1 kernel keeps busy
+    (:func:`attention_parallel_share`; 0: all of them)."""
     g = _gpu(gpu)
-    name = check_choice("impl", impl, ("flash1", "flash2", "sdpa"))
+    name = check_choice("impl", impl, (*_FUSED, "sdpa"))
     name = "flash2" if name == "sdpa" else name
     f = float(check_number("flops", flops, minimum=0))
     nb = float(check_number("nbytes", nbytes, minimum=0))
+    u = check_int("units", units, minimum=0, allow_array=False, maximum=1 << 40)
     cal = achievable(g, dtype if g.supports(dtype) else "fp32")
     mem = nb / (g.memory_bandwidth_bytes_per_s * cal.memory_fraction)
     return float(
-        cal.kernel_overhead_s + overlap_time(_fused_attention_math_s(f, name, g, dtype), mem)
+        cal.kernel_overhead_s + overlap_time(_fused_attention_math_s(f, name, g, dtype, u), mem)
     )
 
 
