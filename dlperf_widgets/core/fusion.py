@@ -528,9 +528,10 @@ def attention(
     bc, br, _, _ = flash_block_sizes(n, hd, m_elems)
     time_standard = scores.predicted_time_s + softmax.predicted_time_s + context.predicted_time_s
     # FlashAttention (this function follows its first paper's Algorithm 1): its FLOPs at the
-    # calibrated share of the peak a FlashAttention-1 kernel sustains, on the traffic above
+    # calibrated share of the peak a FlashAttention-1 kernel sustains per busy SM, on the
+    # traffic above; its grid has one block per (sequence, head), bh of them
     time_flash = fused_attention_time_s(
-        scores.flops + context.flops, bytes_flash, g, impl="flash1", dtype=d.name
+        scores.flops + context.flops, bytes_flash, g, impl="flash1", dtype=d.name, units=bh
     )
     return AttentionResult(
         seq_len=n,

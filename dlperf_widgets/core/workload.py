@@ -51,7 +51,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._validate import check_bool, check_choice, check_int, check_number, describe
-from .assumptions import CUDA_GRAPH_LAUNCH_S, HOST_LAUNCH_OVERHEAD_S
+from .assumptions import CUDA_GRAPH_LAUNCH_S
 from .calibration import achievable, overlap_time
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
@@ -161,7 +161,7 @@ _UNFUSED_ADAM_OPS = 5
 # Selective recomputation (Korthikanti et al. 2022, "selective activation recomputation")
 # recomputes the part of attention whose saved tensors grow with s^2: the scores, softmax
 # and its dropout.
-_SELECTIVE = ("scores Q K^T", "softmax", "attention dropout")
+_SELECTIVE = ("scores Q K^T", "softmax", "attention dropout", "probabilities cast")
 
 
 # -- the model description ----------------------------------------------------------------
@@ -514,14 +514,16 @@ def _memory(
 
 
 def _dropout(b: _Builder, name: str, path: str, elements: float, count: int,
-             training: bool, saved_output: bool) -> None:  # fmt: skip
+             training: bool, saved_output: bool, elem: float | None = None) -> None:  # fmt: skip
     """Dropout in training: read x, write y and a 1-byte mask (memlimited's 'dropout'); the
-    mask is saved, and the output too where the next op needs it (attention's P V)."""
+    mask is saved, and the output too where the next op needs it (attention's P V).
+    ``elem``: bytes per element when not the activations' (FP32 probabilities)."""
     if not training:
         return
-    saved = elements * (1.0 + (b.act if saved_output else 0.0))
+    e = b.act if elem is None else elem
+    saved = elements * (1.0 + (e if saved_output else 0.0))
     b.add(name=name, path=path, pass_="forward", kind="memory", flops=3.0 * elements,
-          bytes=elements * (2 * b.act + 1), count=count, saved_bytes=saved)  # fmt: skip
+          bytes=elements * (2 * e + 1), count=count, saved_bytes=saved)  # fmt: skip
 
 
 def _backward_of(k: Kernel, act: float) -> list[Kernel]:
@@ -771,11 +773,26 @@ def workload(
               bytes=(nq * q_out + bsz * kv_len * kv_out) * act + sc_bytes, count=L,
               m=s // cp * gq, n=kv_len, k=hd, batch=bsz * kvh,
               saved_bytes=(nq * q_out + bsz * kv_len * kv_out) * act if training else 0.0)  # fmt: skip
-        _memory(b, "softmax", f"{layer}.attn", pairs, 5, 1, 1, L,
-                saved=sc_bytes if training and rc == "none" else 0.0)  # fmt: skip
-        if dropout:
-            _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, training and rc == "none",
-                     True)  # fmt: skip
+        keep = training and rc == "none"
+        if autocast:
+            # torch.autocast runs softmax in FP32 (its "ops that autocast to float32" list):
+            # the 16-bit scores come in, FP32 probabilities go out and are saved for its
+            # backward; dropout works on them in FP32 and saves only its mask, and P V casts
+            # them back to 16 bits first, a kernel of its own whose output the GEMM saves
+            # (PyTorch "Automatic Mixed Precision package" docs, CUDA op-specific behavior)
+            b.add(name="softmax", path=f"{layer}.attn", pass_="forward", kind="memory",
+                  flops=5.0 * pairs, bytes=pairs * (act + 4.0), count=L,
+                  saved_bytes=4.0 * pairs if keep else 0.0)  # fmt: skip
+            if dropout:
+                _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, keep, False, 4.0)
+            b.add(name="probabilities cast", path=f"{layer}.attn", pass_="forward",
+                  kind="quant", flops=1.0 * pairs, bytes=pairs * (4.0 + act), count=L,
+                  saved_bytes=sc_bytes if keep else 0.0)  # fmt: skip
+        else:
+            _memory(b, "softmax", f"{layer}.attn", pairs, 5, 1, 1, L,
+                    saved=sc_bytes if keep else 0.0)  # fmt: skip
+            if dropout:
+                _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, keep, True)
         b.add(name="context P V", path=f"{layer}.attn", pass_="forward", kind="gemm",
               dtype=gemm_dt if gemm_dt != "int8" else act_dt, flops=2.0 * pairs * hd,
               bytes=sc_bytes + (bsz * kv_len * kv_out + nq * q_out) * act, count=L,
@@ -1556,11 +1573,15 @@ def price(
         launch = CUDA_GRAPH_LAUNCH_S
     else:
         # one micro-batch's chain, repeated; the optimizer's kernels after it
+        # the host's time per eager call: the fitted launch overhead of data/achievable.csv
+        # (the GPU's host where one was measured, else the default row), the same constant
+        # the GEMM model adds to one eager call (core.assumptions.HOST_LAUNCH_OVERHEAD_S)
+        host = achievable(g, gemm_dt_of(ks)).launch_overhead_s
         r = w.micro_batches
         per_mb = compute & (kinds != "optimizer")
-        launch = _eager_exposed(times[per_mb], count[per_mb] // r, HOST_LAUNCH_OVERHEAD_S, r)
+        launch = _eager_exposed(times[per_mb], count[per_mb] // r, host, r)
         opt = kinds == "optimizer"
-        launch += _eager_exposed(times[opt], count[opt], HOST_LAUNCH_OVERHEAD_S)
+        launch += _eager_exposed(times[opt], count[opt], host)
     step = dev + launch + comm_exposed + bubble
     cats = {c: 0.0 for c in CATEGORIES}
     for kind, cat in _CATEGORY_OF_KIND.items():
@@ -1569,7 +1590,7 @@ def price(
     cats["pipeline bubble"] = bubble
     cats["exposed launch"] = launch
     del n_launch
-    gemm_dt = next((k.dtype for k in ks if k.kind == "gemm"), "bf16")
+    gemm_dt = gemm_dt_of(ks)
     peak = g.peak_flops(gemm_dt if g.supports(gemm_dt) else "fp16")
     mem = workload_memory(w)
     cap = float(g.memory_bytes)
@@ -1614,6 +1635,11 @@ def attention_parallel_share(impl: str, units: int, gpu: str | Gpu = "A100") -> 
     if name not in _HEAD_PARALLEL_ONLY or n == 0:
         return 1.0
     return n / (math.ceil(n / g.sms) * g.sms)
+
+
+def gemm_dt_of(kernels: tuple[Kernel, ...]) -> str:
+    """The dtype of a step's first GEMM (its precision), 'bf16' when it has none."""
+    return next((k.dtype for k in kernels if k.kind == "gemm"), "bf16")
 
 
 def _fused_attention_math_s(flops: float, impl: str, g: Gpu, dtype: str, units: int = 0) -> float:
