@@ -783,6 +783,12 @@ CLAIMS = [
     ),
     Claim(
         "11",
+        "7a1b280b",
+        r"speeds up only about\s+([\d.]+) ×",
+        lambda: _decode().decode_step_s / _decode(1, "int4").decode_step_s,
+    ),
+    Claim(
+        "11",
         "0bdacf0a",
         r"no faster \(~([\d.]+) ×",
         lambda: _decode(256).decode_step_s / _decode(256, "int4").decode_step_s,
