@@ -717,6 +717,23 @@ def workload(
     gemm_dt_w = gemm_dt if not quant_w else act_dt
     layer = "layers[*]"
     norm_in = 4.0 if autocast else act  # autocast runs the residual stream in FP32
+    # Under torch.autocast the residual stream is FP32 (the embedding's output and every
+    # residual add are FP32 by type promotion) and layer_norm is on autocast's FP32 list:
+    # a norm reads and writes FP32, the next linear layer casts its output to 16 bits in a
+    # kernel of its own, and a residual add reads the FP32 stream and the 16-bit branch and
+    # writes FP32 (PyTorch "Automatic Mixed Precision package" docs); counted in units of
+    # the 16-bit element
+    wide = 4.0 / act if autocast else 1.0
+
+    def norm(name: str, path: str, rows: float, cnt: int) -> None:
+        _memory(b, name, path, rows * h, _NORM_FLOPS, wide, wide, cnt,
+                saved=rows * h * norm_in if training else 0.0)  # fmt: skip
+        if autocast:
+            b.add(name=f"{name} cast", path=path, pass_="forward", kind="quant",
+                  flops=1.0 * rows * h, bytes=rows * h * (4.0 + act), count=cnt)  # fmt: skip
+
+    def residual(rows: float) -> None:
+        _memory(b, "residual add", layer, rows * h, _ADD_FLOPS, 1 + wide, wide, L)
 
     def lin(name: str, n: int, kin: int, saved: float, path: str = layer, cnt: int = L,
             t: int = t_local) -> None:  # fmt: skip
@@ -737,8 +754,7 @@ def workload(
                   flops=2.0 * t * kin, bytes=t * kin * (act + narrow), count=cnt)  # fmt: skip
 
     # Norm before attention, QKV, rotary embedding, attention, output projection, residual.
-    _memory(b, "attn_norm", f"{layer}.attn_norm", t_sp * h, _NORM_FLOPS, 1, 1, L,
-            saved=t_sp * h * norm_in if training else 0.0)  # fmt: skip
+    norm("attn_norm", f"{layer}.attn_norm", t_sp, L)
     if sp:
         _collective(b, "sp all-gather", layer, "all-gather", "tp", tp, t_local * h * act, L,
                     "forward")  # fmt: skip
@@ -819,10 +835,9 @@ def workload(
     if tp > 1:
         op = "reduce-scatter" if sp else "all-reduce"
         _collective(b, f"tp {op}", layer, op, "tp", tp, t_local * h * act, L, "forward")
-    _memory(b, "residual add", layer, t_sp * h, _ADD_FLOPS, 2, 1, L)
+    residual(t_sp)
     # MLP (dense or mixture of experts)
-    _memory(b, "mlp_norm", f"{layer}.mlp_norm", t_sp * h, _NORM_FLOPS, 1, 1, L,
-            saved=t_sp * h * norm_in if training else 0.0)  # fmt: skip
+    norm("mlp_norm", f"{layer}.mlp_norm", t_sp, L)
     if sp:
         _collective(b, "sp all-gather", layer, "all-gather", "tp", tp, t_local * h * act, L,
                     "forward")  # fmt: skip
@@ -871,7 +886,7 @@ def workload(
     if tp > 1:
         op = "reduce-scatter" if sp else "all-reduce"
         _collective(b, f"tp {op}", layer, op, "tp", tp, t_local * h * act, L, "forward")
-    _memory(b, "residual add", layer, t_sp * h, _ADD_FLOPS, 2, 1, L)
+    residual(t_sp)
     if pp > 1:
         # one activation crosses each of the stage's chunk boundaries
         _collective(b, "pp send/recv", layer, "p2p", "pp", 2, t_sp * h * act, chunks, "forward")
@@ -879,8 +894,7 @@ def workload(
     # The head (on the last stage, the slowest): final norm, LM head, loss. Prefill and
     # decode only need the last position's logits.
     head_rows = t_local if training else bsz
-    _memory(b, "final_norm", "norm", head_rows * h, _NORM_FLOPS, 1, 1, 1,
-            saved=head_rows * h * norm_in if training else 0.0)  # fmt: skip
+    norm("final_norm", "norm", head_rows, 1)
     vocab_local = math.ceil(spec.head_outputs / tp)
     lin("lm_head", vocab_local, h, head_rows * h * act, path="lm_head", cnt=1, t=head_rows)
     if training:
