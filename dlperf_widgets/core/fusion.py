@@ -531,7 +531,13 @@ def attention(
     # calibrated share of the peak a FlashAttention-1 kernel sustains per busy SM, on the
     # traffic above; its grid has one block per (sequence, head), bh of them
     time_flash = fused_attention_time_s(
-        scores.flops + context.flops, bytes_flash, g, impl="flash1", dtype=d.name, units=bh
+        scores.flops + context.flops,
+        bytes_flash,
+        g,
+        impl="flash1",
+        dtype=d.name,
+        units=bh,
+        keys=n,
     )
     return AttentionResult(
         seq_len=n,

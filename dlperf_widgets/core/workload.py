@@ -1538,7 +1538,8 @@ def price(
         cal = achievable(g, k.dtype if g.supports(k.dtype) else "fp32")
         k_mem = k.bytes / (bw * cal.memory_fraction)
         if k.kind == "attention" and k.name.split()[0] in _FUSED:
-            k_math = _fused_attention_math_s(k.flops, k.name.split()[0], g, k.dtype, k.batch)
+            k_math = _fused_attention_math_s(k.flops, k.name.split()[0], g, k.dtype, k.batch,
+                                             k.n)  # fmt: skip
         else:
             k_math = k.flops / (_cuda_peak(g, _dtype(k.dtype)) * cal.math_fraction)
         times[i] = cal.kernel_overhead_s + overlap_time(k_math, k_mem)
@@ -1656,35 +1657,44 @@ def gemm_dt_of(kernels: tuple[Kernel, ...]) -> str:
     return next((k.dtype for k in kernels if k.kind == "gemm"), "bf16")
 
 
-def _fused_attention_math_s(flops: float, impl: str, g: Gpu, dtype: str, units: int = 0) -> float:
+def _fused_attention_math_s(
+    flops: float, impl: str, g: Gpu, dtype: str, units: int = 0, keys: int = 0
+) -> float:
     """Math time of a fused attention kernel: its FLOPs at the implementation's calibrated
     share of the Tensor Core peak per busy SM (data/kernel_efficiency.csv), times the share
-    of SMs its grid keeps busy (:func:`attention_parallel_share`)."""
+    of SMs its grid keeps busy (:func:`attention_parallel_share`), plus the fixed work of
+    each block of query rows (loading it, rescaling and writing its output: as much as
+    ``attention_block_keys`` more keys would take, the form of the GEMM model's per-tile
+    epilogue cost), which matters when each query sees few ``keys`` (0: not counted)."""
     dt = dtype if g.supports(dtype) else "fp16"
-    eff = workload_constants(g)[f"attention_{impl}"].value
-    return flops / (g.peak_flops(dt) * eff * attention_parallel_share(impl, units, g))
+    consts = workload_constants(g)
+    eff = consts[f"attention_{impl}"].value
+    fixed = 1.0 + (consts["attention_block_keys"].value / keys if keys > 0 else 0.0)
+    return flops * fixed / (g.peak_flops(dt) * eff * attention_parallel_share(impl, units, g))
 
 
 def fused_attention_time_s(
     flops: float, nbytes: float, gpu: str | Gpu = "A100", *, impl: str = "flash2",
-    dtype: str = "fp16", units: int = 0,
+    dtype: str = "fp16", units: int = 0, keys: int = 0,
 ) -> float:  # fmt: skip
     """Device time of one fused attention kernel doing ``flops`` on ``nbytes`` of DRAM traffic:
     the implementation's calibrated math rate and the achievable bandwidth, combined as
     every kernel is (imperfect overlap), plus the fixed cost per kernel (the model's
     prediction; the same pricing as the attention kernels of :func:`price`). ``units``:
     the (sequence, head) pairs, which set how many SMs a FlashAttention-1 kernel keeps busy
-    (:func:`attention_parallel_share`; 0: all of them)."""
+    (:func:`attention_parallel_share`; 0: all of them); ``keys``: the keys each query sees,
+    which set the share of the fixed work per block of query rows (0: not counted)."""
     g = _gpu(gpu)
     name = check_choice("impl", impl, (*_FUSED, "sdpa"))
     name = "flash2" if name == "sdpa" else name
     f = float(check_number("flops", flops, minimum=0))
     nb = float(check_number("nbytes", nbytes, minimum=0))
     u = check_int("units", units, minimum=0, allow_array=False, maximum=1 << 40)
+    nk = check_int("keys", keys, minimum=0, allow_array=False, maximum=1 << 40)
     cal = achievable(g, dtype if g.supports(dtype) else "fp32")
     mem = nb / (g.memory_bandwidth_bytes_per_s * cal.memory_fraction)
     return float(
-        cal.kernel_overhead_s + overlap_time(_fused_attention_math_s(f, name, g, dtype, u), mem)
+        cal.kernel_overhead_s + overlap_time(_fused_attention_math_s(f, name, g, dtype, u, nk), mem)
     )
 
 
