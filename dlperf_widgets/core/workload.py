@@ -1315,9 +1315,31 @@ def workload_memory(w: Workload) -> WorkloadMemory:
     grads = p * wb / (dp if z >= 2 else 1)
     states = p * _STATE_BYTES[w.optimizer] / (dp if z >= 1 else 1)
     view = saved_activations(w, segment=1 if w.recompute == "full" else None)
-    total = weights + grads + states + view.held_bytes + view.transient_bytes
-    return WorkloadMemory(weights, grads, states, view.held_bytes, view.transient_bytes, 0.0,
+    transient = max(view.transient_bytes, autocast_cache_bytes(w))
+    total = weights + grads + states + view.held_bytes + transient
+    return WorkloadMemory(weights, grads, states, view.held_bytes, transient, 0.0,
                           total)  # fmt: skip
+
+
+def autocast_cache_bytes(w: Workload) -> float:
+    """Bytes of 16-bit weight copies torch.autocast holds at the end of a forward pass that
+    recomputes (0 otherwise).
+
+    torch.autocast caches the 16-bit cast of every FP32 weight for the rest of the autocast
+    region (its ``cache_enabled`` default; PyTorch "Automatic Mixed Precision package" docs)
+    and drops the cache when the region exits, before the backward pass. Without
+    recomputation autograd saves those copies anyway (they are in the saved tensors); with
+    it, nothing saves them, yet all of them are alive when the forward pass ends: one copy of
+    every weight the step casts, for one micro-batch.
+    """
+    if not (w.autocast and w.recompute != "none"):
+        return 0.0
+    copies = sum(
+        k.saved_bytes * k.count
+        for k in w.kernels
+        if k.pass_ == "forward" and k.name.endswith("weight cast")
+    )
+    return float(copies) / w.micro_batches
 
 
 def checkpointed_bytes(
