@@ -48,7 +48,7 @@ from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .memlimited import ELEMENTWISE_OPS, NORMALIZATION_OPS, PassResult, memory_pass
 from .results import ResultMixin
-from .workload import fused_attention_time_s
+from .workload import attention_parallel_share, fused_attention_time_s
 
 __all__ = [
     "CHAINS",
@@ -419,6 +419,9 @@ class AttentionResult(ResultMixin):
     Times are the model's predictions: the standard algorithm as two batched GEMMs and a
     softmax pass; FlashAttention as one kernel doing the GEMMs' FLOPs at FlashAttention-1's
     calibrated share of the peak (core.workload.fused_attention_time_s) on the traffic above.
+    ``flash_sm_share``: the share of the GPU's SMs that kernel keeps busy: it runs one thread
+    block per (sequence, head), so batch x heads below the SM count leaves SMs idle, the
+    limit FlashAttention-2 removed by splitting the sequence across blocks too.
     """
 
     seq_len: int
@@ -441,6 +444,7 @@ class AttentionResult(ResultMixin):
     time_standard_s: float
     time_flash_s: float
     speedup: float
+    flash_sm_share: float
     scores: GemmResult
     softmax: PassResult
     context: GemmResult
@@ -562,6 +566,7 @@ def attention(
         time_standard_s=time_standard,
         time_flash_s=time_flash,
         speedup=time_standard / time_flash,
+        flash_sm_share=attention_parallel_share("flash1", bh, g),
         scores=scores,
         softmax=softmax,
         context=context,

@@ -78,6 +78,7 @@ __all__ = [
     "WorkloadMemory",
     "WorkloadTime",
     "attention_parallel_share",
+    "autocast_cache_bytes",
     "fused_attention_time_s",
     "price",
     "workload",

@@ -328,3 +328,21 @@ def test_attention_traffic_rejects_bad_input(kwargs, fragment):
     """Bad arguments raise one InvalidParameter sentence naming the parameter."""
     with pytest.raises(InvalidParameter, match=re.escape(fragment)):
         attention_traffic(1024, **kwargs)
+
+
+def test_flash1_busy_sms_are_batch_times_heads_in_whole_waves():
+    """FlashAttention-1's grid has one block per (sequence, head): 1 x 16 blocks keep 16 of
+    an A100's 108 SMs busy, 8 x 16 = 128 blocks fill 128 of 2 x 108 slots (by hand), and
+    its predicted time per FLOP grows by the ratio of the two shares (the per-row fixed
+    work is the same at the same sequence length)."""
+    one = attention(4096, head_dim=64, heads=16, batch=1, gpu="A100")
+    eight = attention(4096, head_dim=64, heads=16, batch=8, gpu="A100")
+    assert one.flash_sm_share == pytest.approx(16 / 108)
+    assert eight.flash_sm_share == pytest.approx(128 / 216)
+    from dlperf_widgets.core.calibration import achievable
+
+    fixed = achievable("A100", "fp16").kernel_overhead_s
+    per_flop_one = (one.time_flash_s - fixed) / one.flops
+    per_flop_eight = (eight.time_flash_s - fixed) / eight.flops
+    # both are math-bound at N = 4096: the busy share sets the ratio
+    assert per_flop_one / per_flop_eight == pytest.approx((128 / 216) / (16 / 108), rel=0.02)
