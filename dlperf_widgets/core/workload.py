@@ -1333,6 +1333,8 @@ def autocast_cache_bytes(w: Workload) -> float:
     it, nothing saves them, yet all of them are alive when the forward pass ends: one copy of
     every weight the step casts, for one micro-batch.
     """
+    if not isinstance(w, Workload):
+        raise InvalidParameter(f"'workload' must be a Workload (got {describe(w)})")
     if not (w.autocast and w.recompute != "none"):
         return 0.0
     copies = sum(
