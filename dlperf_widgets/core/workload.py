@@ -108,7 +108,7 @@ WEIGHT_FORMATS = ("same", "fp8", "int8", "int4", "w8a8")
 # weight-only formats: weights stored narrow, dequantised to 16 bits inside the GEMM
 _WEIGHT_ONLY = ("fp8", "int8", "int4")
 RECOMPUTE = ("none", "selective", "full")
-OPTIMIZERS = ("adamw", "adamw_fused", "sgd", "adafactor")
+OPTIMIZERS = ("adamw", "adamw_fused", "sgd", "adafactor", "adamw_8bit")
 TIMINGS = ("kernel", "back-to-back", "eager")
 # a CUDA graph replays its kernels back to back: the same context
 _TIMING_ALIASES = {"graph": "back-to-back", "cuda-graph": "back-to-back"}
@@ -147,7 +147,14 @@ _LOSS_FLOPS = 5
 # read weight, gradient and momentum, write weight and momentum (20 B), 3 operations.
 _ADAM_FLOPS, _ADAM_BYTES, _SGD_FLOPS, _SGD_BYTES = 12, 28, 3, 20
 # Optimizer state bytes per parameter (FP32): AdamW keeps m and v, SGD the momentum.
-_STATE_BYTES = {"adamw": 8, "adamw_fused": 8, "sgd": 4, "adafactor": 0}
+_STATE_BYTES = {"adamw": 8, "adamw_fused": 8, "sgd": 4, "adafactor": 0, "adamw_8bit": 2}
+# 8-bit Adam (Dettmers et al. 2022, "8-bit Optimizers via Block-wise Quantization",
+# bitsandbytes): m and v stored in 8 bits with one FP32 scale per block of 2048 values
+# (2 B per weight; the scales 4 / 2048 B, counted as 0); one kernel per tensor reads the FP32
+# weight and gradient and the two 8-bit states, dequantises, updates and writes the weight and
+# states back: 4 + 4 + 2 read, 4 + 2 written, 16 B per weight, AdamW's operations plus the
+# (de)quantisation, about 16.
+_ADAM8_FLOPS, _ADAM8_BYTES = 16, 16
 # Adafactor (Shazeer & Stern 2018) without momentum keeps, per weight matrix, one row and one
 # column of second-moment statistics instead of a value per weight: (rows + columns) x 4 B,
 # a vanishing share of the weights (counted as 0 per weight). Its update reads the weight
@@ -621,7 +628,8 @@ def workload(
     'full' whole layers from their inputs. ``zero``: 0-3 (3 = FSDP). ``experts`` > 1 makes
     every MLP a mixture of ``experts`` with ``top_k`` routing and ``capacity_factor``.
     ``optimizer``: 'adamw' (PyTorch's multi-tensor AdamW), 'adamw_fused', 'sgd' (with
-    momentum) or 'adafactor' (factored second moments, no momentum).
+    momentum), 'adafactor' (factored second moments, no momentum) or 'adamw_8bit' (block-wise
+    8-bit states, bitsandbytes).
     ``dropout``: dropout after attention's softmax (eager attention; fused kernels drop in
     place) and after both residual branches, as BERT and GPT train (LLM pretraining
     usually runs without). ``autocast`` (training in 'bf16' or 'fp16'): the memory
@@ -1029,9 +1037,13 @@ def _optimizer_kernels(
     if opt == "adamw_fused":
         return [Kernel(name="fused AdamW", path="*", pass_="optimizer", kind="optimizer",
                        dtype="fp32", flops=fl * shard, bytes=by * shard)]  # fmt: skip
+    tensors = layers * (len(spec.linears()) + 2) + 3
+    if opt == "adamw_8bit":
+        return [Kernel(name="8-bit AdamW (per tensor)", path="*", pass_="optimizer",
+                       kind="optimizer", dtype="fp32", flops=_ADAM8_FLOPS * shard / tensors,
+                       bytes=_ADAM8_BYTES * shard / tensors, count=tensors)]  # fmt: skip
     # unfused: several kernels per tensor, each a read-modify-write of its FP32 state, about
     # twice the fused kernel's traffic in all
-    tensors = layers * (len(spec.linears()) + 2) + 3
     ops = _UNFUSED_ADAM_OPS if opt in ("adamw", "adafactor") else 2
     return [Kernel(name=f"{opt} (per tensor)", path="*", pass_="optimizer", kind="optimizer",
                    dtype="fp32", flops=fl * shard / (tensors * ops),

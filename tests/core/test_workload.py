@@ -424,3 +424,17 @@ def test_autocast_cache_holds_every_weight_copy_when_recomputing():
     assert autocast_cache_bytes(workload(GPT, precision="fp16", recompute="full")) == 0.0
     no_rc = workload(GPT, precision="fp16", autocast=True)
     assert autocast_cache_bytes(no_rc) == 0.0
+
+
+def test_8bit_adam_keeps_two_bytes_of_state_per_weight():
+    """bitsandbytes' 8-bit Adam (Dettmers et al. 2022) keeps m and v in one byte each: the
+    optimizer states are 2 B per weight (a quarter of AdamW's 8), and its per-tensor kernels
+    move 16 B per weight in all (FP32 weight and gradient read, weight written, two 8-bit
+    states read and written)."""
+    w8 = workload(GPT, batch=1, seq=256, optimizer="adamw_8bit")
+    w32 = workload(GPT, batch=1, seq=256, optimizer="adamw")
+    m8, m32 = workload_memory(w8), workload_memory(w32)
+    assert m8.optimizer_bytes == pytest.approx(2.0 * w8.params_per_gpu)
+    assert m8.optimizer_bytes == pytest.approx(m32.optimizer_bytes / 4)
+    opt = [k for k in w8.kernels if k.kind == "optimizer"]
+    assert sum(k.bytes * k.count for k in opt) == pytest.approx(16.0 * w8.params_per_gpu)
