@@ -1628,7 +1628,7 @@ def price(
         # the host's time per eager call: the fitted launch overhead of data/achievable.csv
         # (the GPU's host where one was measured, else the default row), the same constant
         # the GEMM model adds to one eager call (core.assumptions.HOST_LAUNCH_OVERHEAD_S)
-        host = achievable(g, gemm_dt_of(ks)).launch_overhead_s
+        host = achievable(g, _gemm_dt_of(ks)).launch_overhead_s
         r = w.micro_batches
         per_mb = compute & (kinds != "optimizer")
         launch = _eager_exposed(times[per_mb], count[per_mb] // r, host, r)
@@ -1642,7 +1642,7 @@ def price(
     cats["pipeline bubble"] = bubble
     cats["exposed launch"] = launch
     del n_launch
-    gemm_dt = gemm_dt_of(ks)
+    gemm_dt = _gemm_dt_of(ks)
     peak = g.peak_flops(gemm_dt if g.supports(gemm_dt) else "fp16")
     mem = workload_memory(w)
     cap = float(g.memory_bytes)
@@ -1689,7 +1689,7 @@ def attention_parallel_share(impl: str, units: int, gpu: str | Gpu = "A100") -> 
     return n / (math.ceil(n / g.sms) * g.sms)
 
 
-def gemm_dt_of(kernels: tuple[Kernel, ...]) -> str:
+def _gemm_dt_of(kernels: tuple[Kernel, ...]) -> str:
     """The dtype of a step's first GEMM (its precision), 'bf16' when it has none."""
     return next((k.dtype for k in kernels if k.kind == "gemm"), "bf16")
 
