@@ -196,12 +196,19 @@ SPLIT_K_ACCUMULATOR_BYTES = 4
 # kernel finishes before the host has issued the next). The host's cost per kernel is a
 # different constant from the device's fixed cost: a CUDA graph removes it, not the other.
 #
-# HOST_LAUNCH_OVERHEAD_S: host time to issue one kernel from PyTorch eager code: the CUDA
-# runtime's launch call costs microseconds of CPU time per kernel (NVIDIA developer blog,
-# "Getting Started with CUDA Graphs", 2019, which removes it by capturing the chain), and
-# PyTorch's dispatcher adds its own per-op cost before it. 10 us for the two together is
-# the kit's round assumption, not a fit: it sets only the 'eager' context.
-HOST_LAUNCH_OVERHEAD_S = 10e-6
-# CUDA_GRAPH_LAUNCH_S: host time to launch a whole captured graph (one cudaGraphLaunch):
-# paid once per graph, so it is taken as one kernel launch's cost.
+# HOST_LAUNCH_OVERHEAD_S: host time from one eager framework call to its kernel's launch
+# (PyTorch's dispatcher, a library's heuristics, the CUDA driver's launch call): the
+# interval at which eager code can issue kernels, and what a CUDA graph removes (NVIDIA
+# developer blog, "Getting Started with CUDA Graphs", 2019). One constant with one meaning,
+# used by the GEMM model's 'eager' context, the launch-bound lesson (core.fusion) and eager
+# training steps (core.workload): it is the 'launch_overhead_us' of data/achievable.csv,
+# fitted to eager PyTorch calls timed with CUDA events on five hosts (NeuSight's A100 PCIe
+# 40GB and 80GB, H100, L4 and T4 hosts: 14.5 to 30.5 us); its default row, the median of the
+# five, 20.5 us, is the value here (tests/core/test_workload.py checks the two agree). Where
+# a GPU's own host was fitted, core.calibration.achievable gives that host's value.
+HOST_LAUNCH_OVERHEAD_S = 20.5e-6
+# CUDA_GRAPH_LAUNCH_S: host time to launch a whole captured graph (one cudaGraphLaunch),
+# paid once per graph: a driver call with no framework dispatch or library heuristics
+# before it, so less than an eager call's HOST_LAUNCH_OVERHEAD_S; 10 us is the kit's round
+# assumption, not a fit.
 CUDA_GRAPH_LAUNCH_S = 10e-6

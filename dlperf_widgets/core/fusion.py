@@ -48,7 +48,7 @@ from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .memlimited import ELEMENTWISE_OPS, NORMALIZATION_OPS, PassResult, memory_pass
 from .results import ResultMixin
-from .workload import fused_attention_time_s
+from .workload import attention_parallel_share, fused_attention_time_s
 
 __all__ = [
     "CHAINS",
@@ -419,6 +419,9 @@ class AttentionResult(ResultMixin):
     Times are the model's predictions: the standard algorithm as two batched GEMMs and a
     softmax pass; FlashAttention as one kernel doing the GEMMs' FLOPs at FlashAttention-1's
     calibrated share of the peak (core.workload.fused_attention_time_s) on the traffic above.
+    ``flash_sm_share``: the share of the GPU's SMs that kernel keeps busy: it runs one thread
+    block per (sequence, head), so batch x heads below the SM count leaves SMs idle, the
+    limit FlashAttention-2 removed by splitting the sequence across blocks too.
     """
 
     seq_len: int
@@ -441,6 +444,7 @@ class AttentionResult(ResultMixin):
     time_standard_s: float
     time_flash_s: float
     speedup: float
+    flash_sm_share: float
     scores: GemmResult
     softmax: PassResult
     context: GemmResult
@@ -528,9 +532,16 @@ def attention(
     bc, br, _, _ = flash_block_sizes(n, hd, m_elems)
     time_standard = scores.predicted_time_s + softmax.predicted_time_s + context.predicted_time_s
     # FlashAttention (this function follows its first paper's Algorithm 1): its FLOPs at the
-    # calibrated share of the peak a FlashAttention-1 kernel sustains, on the traffic above
+    # calibrated share of the peak a FlashAttention-1 kernel sustains per busy SM, on the
+    # traffic above; its grid has one block per (sequence, head), bh of them
     time_flash = fused_attention_time_s(
-        scores.flops + context.flops, bytes_flash, g, impl="flash1", dtype=d.name
+        scores.flops + context.flops,
+        bytes_flash,
+        g,
+        impl="flash1",
+        dtype=d.name,
+        units=bh,
+        keys=n,
     )
     return AttentionResult(
         seq_len=n,
@@ -555,6 +566,7 @@ def attention(
         time_standard_s=time_standard,
         time_flash_s=time_flash,
         speedup=time_standard / time_flash,
+        flash_sm_share=attention_parallel_share("flash1", bh, g),
         scores=scores,
         softmax=softmax,
         context=context,

@@ -51,7 +51,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._validate import check_bool, check_choice, check_int, check_number, describe
-from .assumptions import CUDA_GRAPH_LAUNCH_S, HOST_LAUNCH_OVERHEAD_S
+from .assumptions import CUDA_GRAPH_LAUNCH_S
 from .calibration import achievable, overlap_time
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
@@ -77,6 +77,8 @@ __all__ = [
     "Workload",
     "WorkloadMemory",
     "WorkloadTime",
+    "attention_parallel_share",
+    "autocast_cache_bytes",
     "dropout_mask_elements",
     "fused_attention_time_s",
     "price",
@@ -86,8 +88,20 @@ __all__ = [
 
 PHASES = ("training", "prefill", "decode")
 KINDS = ("gemm", "attention", "memory", "quant", "optimizer", "collective")
-# 'sdpa' is PyTorch's scaled_dot_product_attention on its FlashAttention-2 backend.
-ATTENTION_IMPLS = ("eager", "flash1", "flash2", "sdpa")
+# 'sdpa' is PyTorch's scaled_dot_product_attention on its FlashAttention-2 backend; 'triton'
+# the Triton implementation of FlashAttention (flash_attn_triton.py of the flash-attention
+# repository, 2022, as MosaicML's MPT trains with attn_impl: triton).
+ATTENTION_IMPLS = ("eager", "flash1", "flash2", "sdpa", "triton")
+# Fused attention kernels whose grid has one thread block per (sequence, head) and no
+# blocks along the sequence: FlashAttention-1's CUDA kernels (Dao et al. 2022, Algorithm 1
+# runs the whole sequence of one head in one block; Dao 2023, section 3.2, names this as
+# what FlashAttention-2 changes by splitting the sequence across blocks too). The Triton
+# kernel's forward grid has a block per 128 query rows, and its backward is autotuned
+# between one block per head and one per 128 key columns (flash_attn_triton.py): it fills
+# the GPU like FlashAttention-2.
+_HEAD_PARALLEL_ONLY = ("flash1",)
+# the fused implementations (one kernel forward, one backward)
+_FUSED = ("flash1", "flash2", "triton")
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")
 # block-scaled narrow formats: GEMMs in them, activations in BF16 between kernels
 _NARROW = {"fp8": ("fp8_e4m3", 1.0), "fp4": ("fp4_e2m1", 0.5)}
@@ -95,7 +109,7 @@ WEIGHT_FORMATS = ("same", "fp8", "int8", "int4", "w8a8")
 # weight-only formats: weights stored narrow, dequantised to 16 bits inside the GEMM
 _WEIGHT_ONLY = ("fp8", "int8", "int4")
 RECOMPUTE = ("none", "selective", "full")
-OPTIMIZERS = ("adamw", "adamw_fused", "sgd", "adafactor")
+OPTIMIZERS = ("adamw", "adamw_fused", "sgd", "adafactor", "adamw_8bit")
 TIMINGS = ("kernel", "back-to-back", "eager")
 # a CUDA graph replays its kernels back to back: the same context
 _TIMING_ALIASES = {"graph": "back-to-back", "cuda-graph": "back-to-back"}
@@ -134,7 +148,14 @@ _LOSS_FLOPS = 5
 # read weight, gradient and momentum, write weight and momentum (20 B), 3 operations.
 _ADAM_FLOPS, _ADAM_BYTES, _SGD_FLOPS, _SGD_BYTES = 12, 28, 3, 20
 # Optimizer state bytes per parameter (FP32): AdamW keeps m and v, SGD the momentum.
-_STATE_BYTES = {"adamw": 8, "adamw_fused": 8, "sgd": 4, "adafactor": 0}
+_STATE_BYTES = {"adamw": 8, "adamw_fused": 8, "sgd": 4, "adafactor": 0, "adamw_8bit": 2}
+# 8-bit Adam (Dettmers et al. 2022, "8-bit Optimizers via Block-wise Quantization",
+# bitsandbytes): m and v stored in 8 bits with one FP32 scale per block of 2048 values
+# (2 B per weight; the scales 4 / 2048 B, counted as 0); one kernel per tensor reads the FP32
+# weight and gradient and the two 8-bit states, dequantises, updates and writes the weight and
+# states back: 4 + 4 + 2 read, 4 + 2 written, 16 B per weight, AdamW's operations plus the
+# (de)quantisation, about 16.
+_ADAM8_FLOPS, _ADAM8_BYTES = 16, 16
 # Adafactor (Shazeer & Stern 2018) without momentum keeps, per weight matrix, one row and one
 # column of second-moment statistics instead of a value per weight: (rows + columns) x 4 B,
 # a vanishing share of the weights (counted as 0 per weight). Its update reads the weight
@@ -149,7 +170,7 @@ _UNFUSED_ADAM_OPS = 5
 # Selective recomputation (Korthikanti et al. 2022, "selective activation recomputation")
 # recomputes the part of attention whose saved tensors grow with s^2: the scores, softmax
 # and its dropout.
-_SELECTIVE = ("scores Q K^T", "softmax", "attention dropout")
+_SELECTIVE = ("scores Q K^T", "softmax", "attention dropout", "probabilities cast")
 
 
 # -- the model description ----------------------------------------------------------------
@@ -502,14 +523,16 @@ def _memory(
 
 
 def _dropout(b: _Builder, name: str, path: str, elements: float, count: int,
-             training: bool, saved_output: bool) -> None:  # fmt: skip
+             training: bool, saved_output: bool, elem: float | None = None) -> None:  # fmt: skip
     """Dropout in training: read x, write y and a 1-byte mask (memlimited's 'dropout'); the
-    mask is saved, and the output too where the next op needs it (attention's P V)."""
+    mask is saved, and the output too where the next op needs it (attention's P V).
+    ``elem``: bytes per element when not the activations' (FP32 probabilities)."""
     if not training:
         return
-    saved = elements * (1.0 + (b.act if saved_output else 0.0))
+    e = b.act if elem is None else elem
+    saved = elements * (1.0 + (e if saved_output else 0.0))
     b.add(name=name, path=path, pass_="forward", kind="memory", flops=3.0 * elements,
-          bytes=elements * (2 * b.act + 1), count=count, saved_bytes=saved)  # fmt: skip
+          bytes=elements * (2 * e + 1), count=count, saved_bytes=saved)  # fmt: skip
 
 
 def dropout_mask_elements(w: Workload, kernel: str | None = None) -> float:
@@ -552,7 +575,7 @@ def _backward_of(k: Kernel, act: float) -> list[Kernel]:
         return [dgrad, wgrad]
     if k.kind == "attention":
         # Fused backward: 2.5 x the forward FLOPs; reads Q, K, V, O, dO, writes dQ, dK, dV.
-        if k.name.startswith("flash"):
+        if k.name in _FUSED:
             return [replace(k, name=f"{k.name} backward", pass_="backward",
                             flops=2.5 * k.flops, bytes=2.0 * k.bytes, saved_bytes=0.0)]  # fmt: skip
         return [replace(k, name=f"{k.name} backward", pass_="backward", saved_bytes=0.0)]
@@ -626,11 +649,12 @@ def workload(
     per-tensor scaling casts, as Transformer Engine). ``weights`` (inference): 'int8' or
     'int4' weight-only with one FP16 scale per ``group_size``, or 'w8a8' (int8 weights and
     activations, int8 Tensor Core GEMMs). ``attention``: 'eager' (scores in DRAM), 'flash1',
-    'flash2' or 'sdpa' (= flash2). ``recompute``: 'selective' recomputes attention's scores,
+    'flash2', 'sdpa' (= flash2) or 'triton' (FlashAttention in Triton). ``recompute``: 'selective' recomputes attention's scores,
     'full' whole layers from their inputs. ``zero``: 0-3 (3 = FSDP). ``experts`` > 1 makes
     every MLP a mixture of ``experts`` with ``top_k`` routing and ``capacity_factor``.
     ``optimizer``: 'adamw' (PyTorch's multi-tensor AdamW), 'adamw_fused', 'sgd' (with
-    momentum) or 'adafactor' (factored second moments, no momentum).
+    momentum), 'adafactor' (factored second moments, no momentum) or 'adamw_8bit' (block-wise
+    8-bit states, bitsandbytes).
     ``dropout``: dropout after attention's softmax (eager attention; fused kernels drop in
     place) and after both residual branches, as BERT and GPT train (LLM pretraining
     usually runs without). ``autocast`` (training in 'bf16' or 'fp16'): the memory
@@ -727,6 +751,23 @@ def workload(
     gemm_dt_w = gemm_dt if not quant_w else act_dt
     layer = "layers[*]"
     norm_in = 4.0 if autocast else act  # autocast runs the residual stream in FP32
+    # Under torch.autocast the residual stream is FP32 (the embedding's output and every
+    # residual add are FP32 by type promotion) and layer_norm is on autocast's FP32 list:
+    # a norm reads and writes FP32, the next linear layer casts its output to 16 bits in a
+    # kernel of its own, and a residual add reads the FP32 stream and the 16-bit branch and
+    # writes FP32 (PyTorch "Automatic Mixed Precision package" docs); counted in units of
+    # the 16-bit element
+    wide = 4.0 / act if autocast else 1.0
+
+    def norm(name: str, path: str, rows: float, cnt: int) -> None:
+        _memory(b, name, path, rows * h, _NORM_FLOPS, wide, wide, cnt,
+                saved=rows * h * norm_in if training else 0.0)  # fmt: skip
+        if autocast:
+            b.add(name=f"{name} cast", path=path, pass_="forward", kind="quant",
+                  flops=1.0 * rows * h, bytes=rows * h * (4.0 + act), count=cnt)  # fmt: skip
+
+    def residual(rows: float) -> None:
+        _memory(b, "residual add", layer, rows * h, _ADD_FLOPS, 1 + wide, wide, L)
 
     def lin(name: str, n: int, kin: int, saved: float, path: str = layer, cnt: int = L,
             t: int = t_local) -> None:  # fmt: skip
@@ -747,8 +788,7 @@ def workload(
                   flops=2.0 * t * kin, bytes=t * kin * (act + narrow), count=cnt)  # fmt: skip
 
     # Norm before attention, QKV, rotary embedding, attention, output projection, residual.
-    _memory(b, "attn_norm", f"{layer}.attn_norm", t_sp * h, _NORM_FLOPS, 1, 1, L,
-            saved=t_sp * h * norm_in if training else 0.0)  # fmt: skip
+    norm("attn_norm", f"{layer}.attn_norm", t_sp, L)
     if sp:
         _collective(b, "sp all-gather", layer, "all-gather", "tp", tp, t_local * h * act, L,
                     "forward")  # fmt: skip
@@ -783,11 +823,26 @@ def workload(
               bytes=(nq * q_out + bsz * kv_len * kv_out) * act + sc_bytes, count=L,
               m=s // cp * gq, n=kv_len, k=hd, batch=bsz * kvh,
               saved_bytes=(nq * q_out + bsz * kv_len * kv_out) * act if training else 0.0)  # fmt: skip
-        _memory(b, "softmax", f"{layer}.attn", pairs, 5, 1, 1, L,
-                saved=sc_bytes if training and rc == "none" else 0.0)  # fmt: skip
-        if dropout:
-            _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, training and rc == "none",
-                     True)  # fmt: skip
+        keep = training and rc == "none"
+        if autocast:
+            # torch.autocast runs softmax in FP32 (its "ops that autocast to float32" list):
+            # the 16-bit scores come in, FP32 probabilities go out and are saved for its
+            # backward; dropout works on them in FP32 and saves only its mask, and P V casts
+            # them back to 16 bits first, a kernel of its own whose output the GEMM saves
+            # (PyTorch "Automatic Mixed Precision package" docs, CUDA op-specific behavior)
+            b.add(name="softmax", path=f"{layer}.attn", pass_="forward", kind="memory",
+                  flops=5.0 * pairs, bytes=pairs * (act + 4.0), count=L,
+                  saved_bytes=4.0 * pairs if keep else 0.0)  # fmt: skip
+            if dropout:
+                _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, keep, False, 4.0)
+            b.add(name="probabilities cast", path=f"{layer}.attn", pass_="forward",
+                  kind="quant", flops=1.0 * pairs, bytes=pairs * (4.0 + act), count=L,
+                  saved_bytes=sc_bytes if keep else 0.0)  # fmt: skip
+        else:
+            _memory(b, "softmax", f"{layer}.attn", pairs, 5, 1, 1, L,
+                    saved=sc_bytes if keep else 0.0)  # fmt: skip
+            if dropout:
+                _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, keep, True)
         b.add(name="context P V", path=f"{layer}.attn", pass_="forward", kind="gemm",
               dtype=gemm_dt if gemm_dt != "int8" else act_dt, flops=2.0 * pairs * hd,
               bytes=sc_bytes + (bsz * kv_len * kv_out + nq * q_out) * act, count=L,
@@ -796,9 +851,11 @@ def workload(
     else:
         qkvo = (2 * nq * q_out + 2 * bsz * kv_len * kv_out) * act
         lse = nq * heads * 4.0
+        # m, n, k: queries and keys per sequence and the head size; batch: the (sequence,
+        # head) pairs, the parallel units of a kernel that gives each its own thread block
         b.add(name=impl, path=f"{layer}.attn", pass_="forward", kind="attention",
-              flops=4.0 * pairs_done * hd, bytes=qkvo, count=L,
-              saved_bytes=qkvo + lse if training else 0.0)  # fmt: skip
+              flops=4.0 * pairs_done * hd, bytes=qkvo, count=L, m=nq // bsz, n=kv_len, k=hd,
+              batch=bsz * heads, saved_bytes=qkvo + lse if training else 0.0)  # fmt: skip
     if cp > 1:
         # ring attention passes every other rank's K and V around the ring once
         _collective(b, "cp K/V ring", layer, "all-gather", "cp", cp,
@@ -812,10 +869,9 @@ def workload(
     if tp > 1:
         op = "reduce-scatter" if sp else "all-reduce"
         _collective(b, f"tp {op}", layer, op, "tp", tp, t_local * h * act, L, "forward")
-    _memory(b, "residual add", layer, t_sp * h, _ADD_FLOPS, 2, 1, L)
+    residual(t_sp)
     # MLP (dense or mixture of experts)
-    _memory(b, "mlp_norm", f"{layer}.mlp_norm", t_sp * h, _NORM_FLOPS, 1, 1, L,
-            saved=t_sp * h * norm_in if training else 0.0)  # fmt: skip
+    norm("mlp_norm", f"{layer}.mlp_norm", t_sp, L)
     if sp:
         _collective(b, "sp all-gather", layer, "all-gather", "tp", tp, t_local * h * act, L,
                     "forward")  # fmt: skip
@@ -864,7 +920,7 @@ def workload(
     if tp > 1:
         op = "reduce-scatter" if sp else "all-reduce"
         _collective(b, f"tp {op}", layer, op, "tp", tp, t_local * h * act, L, "forward")
-    _memory(b, "residual add", layer, t_sp * h, _ADD_FLOPS, 2, 1, L)
+    residual(t_sp)
     if pp > 1:
         # one activation crosses each of the stage's chunk boundaries
         _collective(b, "pp send/recv", layer, "p2p", "pp", 2, t_sp * h * act, chunks, "forward")
@@ -872,8 +928,7 @@ def workload(
     # The head (on the last stage, the slowest): final norm, LM head, loss. Prefill and
     # decode only need the last position's logits.
     head_rows = t_local if training else bsz
-    _memory(b, "final_norm", "norm", head_rows * h, _NORM_FLOPS, 1, 1, 1,
-            saved=head_rows * h * norm_in if training else 0.0)  # fmt: skip
+    norm("final_norm", "norm", head_rows, 1)
     vocab_local = math.ceil(spec.head_outputs / tp)
     lin("lm_head", vocab_local, h, head_rows * h * act, path="lm_head", cnt=1, t=head_rows)
     if training:
@@ -1007,9 +1062,13 @@ def _optimizer_kernels(
     if opt == "adamw_fused":
         return [Kernel(name="fused AdamW", path="*", pass_="optimizer", kind="optimizer",
                        dtype="fp32", flops=fl * shard, bytes=by * shard)]  # fmt: skip
+    tensors = layers * (len(spec.linears()) + 2) + 3
+    if opt == "adamw_8bit":
+        return [Kernel(name="8-bit AdamW (per tensor)", path="*", pass_="optimizer",
+                       kind="optimizer", dtype="fp32", flops=_ADAM8_FLOPS * shard / tensors,
+                       bytes=_ADAM8_BYTES * shard / tensors, count=tensors)]  # fmt: skip
     # unfused: several kernels per tensor, each a read-modify-write of its FP32 state, about
     # twice the fused kernel's traffic in all
-    tensors = layers * (len(spec.linears()) + 2) + 3
     ops = _UNFUSED_ADAM_OPS if opt in ("adamw", "adafactor") else 2
     return [Kernel(name=f"{opt} (per tensor)", path="*", pass_="optimizer", kind="optimizer",
                    dtype="fp32", flops=fl * shard / (tensors * ops),
@@ -1294,9 +1353,33 @@ def workload_memory(w: Workload) -> WorkloadMemory:
     grads = p * wb / (dp if z >= 2 else 1)
     states = p * _STATE_BYTES[w.optimizer] / (dp if z >= 1 else 1)
     view = saved_activations(w, segment=1 if w.recompute == "full" else None)
-    total = weights + grads + states + view.held_bytes + view.transient_bytes
-    return WorkloadMemory(weights, grads, states, view.held_bytes, view.transient_bytes, 0.0,
+    transient = max(view.transient_bytes, autocast_cache_bytes(w))
+    total = weights + grads + states + view.held_bytes + transient
+    return WorkloadMemory(weights, grads, states, view.held_bytes, transient, 0.0,
                           total)  # fmt: skip
+
+
+def autocast_cache_bytes(w: Workload) -> float:
+    """Bytes of 16-bit weight copies torch.autocast holds at the end of a forward pass that
+    recomputes (0 otherwise).
+
+    torch.autocast caches the 16-bit cast of every FP32 weight for the rest of the autocast
+    region (its ``cache_enabled`` default; PyTorch "Automatic Mixed Precision package" docs)
+    and drops the cache when the region exits, before the backward pass. Without
+    recomputation autograd saves those copies anyway (they are in the saved tensors); with
+    it, nothing saves them, yet all of them are alive when the forward pass ends: one copy of
+    every weight the step casts, for one micro-batch.
+    """
+    if not isinstance(w, Workload):
+        raise InvalidParameter(f"'workload' must be a Workload (got {describe(w)})")
+    if not (w.autocast and w.recompute != "none"):
+        return 0.0
+    copies = sum(
+        k.saved_bytes * k.count
+        for k in w.kernels
+        if k.pass_ == "forward" and k.name.endswith("weight cast")
+    )
+    return float(copies) / w.micro_batches
 
 
 def checkpointed_bytes(
@@ -1516,8 +1599,9 @@ def price(
             continue
         cal = achievable(g, k.dtype if g.supports(k.dtype) else "fp32")
         k_mem = k.bytes / (bw * cal.memory_fraction)
-        if k.kind == "attention" and k.name.startswith("flash"):
-            k_math = _fused_attention_math_s(k.flops, k.name.split()[0], g, k.dtype)
+        if k.kind == "attention" and k.name.split()[0] in _FUSED:
+            k_math = _fused_attention_math_s(k.flops, k.name.split()[0], g, k.dtype, k.batch,
+                                             k.n)  # fmt: skip
         else:
             k_math = k.flops / (_cuda_peak(g, _dtype(k.dtype)) * cal.math_fraction)
         times[i] = cal.kernel_overhead_s + overlap_time(k_math, k_mem)
@@ -1566,11 +1650,15 @@ def price(
         launch = CUDA_GRAPH_LAUNCH_S
     else:
         # one micro-batch's chain, repeated; the optimizer's kernels after it
+        # the host's time per eager call: the fitted launch overhead of data/achievable.csv
+        # (the GPU's host where one was measured, else the default row), the same constant
+        # the GEMM model adds to one eager call (core.assumptions.HOST_LAUNCH_OVERHEAD_S)
+        host = achievable(g, _gemm_dt_of(ks)).launch_overhead_s
         r = w.micro_batches
         per_mb = compute & (kinds != "optimizer")
-        launch = _eager_exposed(times[per_mb], count[per_mb] // r, HOST_LAUNCH_OVERHEAD_S, r)
+        launch = _eager_exposed(times[per_mb], count[per_mb] // r, host, r)
         opt = kinds == "optimizer"
-        launch += _eager_exposed(times[opt], count[opt], HOST_LAUNCH_OVERHEAD_S)
+        launch += _eager_exposed(times[opt], count[opt], host)
     step = dev + launch + comm_exposed + bubble
     cats = {c: 0.0 for c in CATEGORIES}
     for kind, cat in _CATEGORY_OF_KIND.items():
@@ -1579,7 +1667,7 @@ def price(
     cats["pipeline bubble"] = bubble
     cats["exposed launch"] = launch
     del n_launch
-    gemm_dt = next((k.dtype for k in ks if k.kind == "gemm"), "bf16")
+    gemm_dt = _gemm_dt_of(ks)
     peak = g.peak_flops(gemm_dt if g.supports(gemm_dt) else "fp16")
     mem = workload_memory(w)
     cap = float(g.memory_bytes)
@@ -1608,30 +1696,67 @@ def price(
     )
 
 
-def _fused_attention_math_s(flops: float, impl: str, g: Gpu, dtype: str) -> float:
+def attention_parallel_share(impl: str, units: int, gpu: str | Gpu = "A100") -> float:
+    """Share of the GPU's SMs a fused attention kernel keeps busy over its run.
+
+    A kernel with one thread block per (sequence, head) (``units`` of them, FlashAttention-1)
+    runs them in waves of one block per SM, so the last wave leaves SMs idle:
+    units / (ceil(units / SMs) x SMs), the tile-quantisation argument of the GEMM guide
+    applied to attention's blocks (16 sequences x 8 heads on an A100's 108 SMs: 128 / 216 =
+    0.59). Kernels that also split the sequence (FlashAttention-2, the Triton kernel) fill
+    the GPU: 1. ``units`` 0 means unknown and counts as filling it.
+    """
+    g = _gpu(gpu)
+    name = check_choice("impl", impl, ATTENTION_IMPLS)
+    n = check_int("units", units, minimum=0, allow_array=False, maximum=1 << 40)
+    if name not in _HEAD_PARALLEL_ONLY or n == 0:
+        return 1.0
+    return n / (math.ceil(n / g.sms) * g.sms)
+
+
+def _gemm_dt_of(kernels: tuple[Kernel, ...]) -> str:
+    """The dtype of a step's first GEMM (its precision), 'bf16' when it has none."""
+    return next((k.dtype for k in kernels if k.kind == "gemm"), "bf16")
+
+
+def _fused_attention_math_s(
+    flops: float, impl: str, g: Gpu, dtype: str, units: int = 0, keys: int = 0
+) -> float:
     """Math time of a fused attention kernel: its FLOPs at the implementation's calibrated
-    share of the Tensor Core peak (data/kernel_efficiency.csv)."""
+    share of the Tensor Core peak per busy SM (data/kernel_efficiency.csv), times the share
+    of SMs its grid keeps busy (:func:`attention_parallel_share`), plus the fixed work of
+    each block of query rows (loading it, rescaling and writing its output: as much as
+    ``attention_block_keys`` more keys would take, the form of the GEMM model's per-tile
+    epilogue cost), which matters when each query sees few ``keys`` (0: not counted)."""
     dt = dtype if g.supports(dtype) else "fp16"
-    return flops / (g.peak_flops(dt) * workload_constants(g)[f"attention_{impl}"].value)
+    consts = workload_constants(g)
+    eff = consts[f"attention_{impl}"].value
+    fixed = 1.0 + (consts["attention_block_keys"].value / keys if keys > 0 else 0.0)
+    return flops * fixed / (g.peak_flops(dt) * eff * attention_parallel_share(impl, units, g))
 
 
 def fused_attention_time_s(
     flops: float, nbytes: float, gpu: str | Gpu = "A100", *, impl: str = "flash2",
-    dtype: str = "fp16",
+    dtype: str = "fp16", units: int = 0, keys: int = 0,
 ) -> float:  # fmt: skip
     """Device time of one fused attention kernel doing ``flops`` on ``nbytes`` of DRAM traffic:
     the implementation's calibrated math rate and the achievable bandwidth, combined as
     every kernel is (imperfect overlap), plus the fixed cost per kernel (the model's
-    prediction; the same pricing as the attention kernels of :func:`price`)."""
+    prediction; the same pricing as the attention kernels of :func:`price`). ``units``:
+    the (sequence, head) pairs, which set how many SMs a FlashAttention-1 kernel keeps busy
+    (:func:`attention_parallel_share`; 0: all of them); ``keys``: the keys each query sees,
+    which set the share of the fixed work per block of query rows (0: not counted)."""
     g = _gpu(gpu)
-    name = check_choice("impl", impl, ("flash1", "flash2", "sdpa"))
+    name = check_choice("impl", impl, (*_FUSED, "sdpa"))
     name = "flash2" if name == "sdpa" else name
     f = float(check_number("flops", flops, minimum=0))
     nb = float(check_number("nbytes", nbytes, minimum=0))
+    u = check_int("units", units, minimum=0, allow_array=False, maximum=1 << 40)
+    nk = check_int("keys", keys, minimum=0, allow_array=False, maximum=1 << 40)
     cal = achievable(g, dtype if g.supports(dtype) else "fp32")
     mem = nb / (g.memory_bandwidth_bytes_per_s * cal.memory_fraction)
     return float(
-        cal.kernel_overhead_s + overlap_time(_fused_attention_math_s(f, name, g, dtype), mem)
+        cal.kernel_overhead_s + overlap_time(_fused_attention_math_s(f, name, g, dtype, u, nk), mem)
     )
 
 

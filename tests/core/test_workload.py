@@ -288,3 +288,153 @@ def test_class_breakdown_of_the_kernel_list_shows_r15():
         assert c[cls]["runtime_share"] > 0.03
     compute = sum(k.flops * k.count for k in w.kernels if k.kind not in ("optimizer", "collective"))
     assert sum(v["flops"] for v in c.values()) == pytest.approx(compute)
+
+
+# -- the physics added to calibrate against whole workloads ------------------------------
+
+
+def test_flash1_grid_keeps_a_share_of_the_sms_by_whole_waves():
+    """FlashAttention-1 runs one block per (sequence, head): 16 x 8 = 128 blocks on an A100's
+    108 SMs take two waves, 128 / 216 of the slots (worked out by hand); FlashAttention-2 and
+    the Triton kernel split the sequence too and keep every SM busy."""
+    from dlperf_widgets.core.workload import attention_parallel_share
+
+    assert attention_parallel_share("flash1", 128, "A100") == pytest.approx(128 / 216)
+    assert attention_parallel_share("flash1", 108, "A100") == 1.0
+    assert attention_parallel_share("flash1", 16, "A100") == pytest.approx(16 / 108)
+    for impl in ("flash2", "triton", "sdpa"):
+        assert attention_parallel_share(impl, 16, "A100") == 1.0
+    with pytest.raises(InvalidParameter, match="'impl'"):
+        attention_parallel_share("flash9", 16, "A100")
+
+
+def test_fused_attention_math_time_is_the_closed_form():
+    """A fused attention kernel's math time is FLOPs x (1 + block keys / keys) over the peak
+    x the calibrated share x the busy SMs, each read from the shipped table: FlashAttention-1
+    at 16 x 8 heads and 2048 keys on an A100 40GB, computed here from the constants."""
+    from dlperf_widgets.core.gpus import gpu
+    from dlperf_widgets.core.workload import fused_attention_time_s, workload_constants
+
+    g = gpu("A100-SXM4-40GB")
+    c = workload_constants(g)
+    flops = 4.0 * 16 * 8 * 2048 * 2048 * 64
+    expect = flops * (1 + c["attention_block_keys"].value / 2048)
+    expect /= g.peak_flops("fp16") * c["attention_flash1"].value * (128 / 216)
+    t = fused_attention_time_s(flops, 0.0, g, impl="flash1", units=128, keys=2048)
+    # no traffic: the math time plus the kernel's fixed cost
+    from dlperf_widgets.core.calibration import achievable
+
+    fixed = achievable(g, "fp16").kernel_overhead_s
+    assert t - fixed == pytest.approx(expect, rel=1e-9)
+
+
+def test_flash1_step_is_slower_per_flop_when_few_heads_fill_the_gpu():
+    """Attention over 8 x 16 = 128 (sequence, head) blocks runs at 128/216 of the SMs, over
+    1 x 16 blocks at 16/108: the kernel's math time per FLOP grows by (128/216) / (16/108)
+    = 4x from the grid alone (prefill, one layer; the per-row fixed work divided out)."""
+    spec = LlmSpec("attn", 1, 1024, 16, 16, 64, 4096, 8, gated_mlp=False, rotary=False)
+    per_flop = []
+    for batch, seq in ((8, 1024), (1, 8192)):
+        w = workload(spec, phase="prefill", batch=batch, seq=seq, attention="flash1",
+                     causal=False, precision="fp16")  # fmt: skip
+        p = price(w, "A100-SXM4-40GB", timing="kernel")
+        i = next(j for j, k in enumerate(w.kernels) if k.name == "flash1")
+        per_flop.append(float(p.math_times_s[i]) / w.kernels[i].flops)
+    # the per-row fixed work differs between 1024 and 8192 keys: divide it out
+    from dlperf_widgets.core.workload import workload_constants
+
+    n0 = workload_constants("A100-SXM4-40GB")["attention_block_keys"].value
+    ratio = (per_flop[1] / (1 + n0 / 8192)) / (per_flop[0] / (1 + n0 / 1024))
+    assert ratio == pytest.approx((128 / 216) / (16 / 108), rel=1e-9)
+
+
+def test_triton_attention_is_a_fused_kernel_with_its_own_constant():
+    """attention='triton' builds one fused kernel forward and one backward at 2.5x its FLOPs
+    (the count of Dao 2023), priced at the table's attention_triton share."""
+    w = workload(GPT, batch=2, seq=2048, attention="triton")
+    fwd = [k for k in w.kernels if k.name == "triton"]
+    bwd = [k for k in w.kernels if k.name == "triton backward"]
+    assert len(fwd) == 1 and len(bwd) == 1
+    assert bwd[0].flops == pytest.approx(2.5 * fwd[0].flops)
+    # causal: half of 4 x 2048^2 x 64 per head, 16 heads, 2 sequences
+    assert fwd[0].flops == pytest.approx(0.5 * 4.0 * 2048 * 2048 * 64 * 16 * 2)
+    assert price(w, "A100-SXM4-80GB").step_s > 0
+
+
+def test_one_host_launch_constant():
+    """core.assumptions.HOST_LAUNCH_OVERHEAD_S is the launch overhead of the default row of
+    data/achievable.csv (read here from the file itself): one constant for one cost."""
+    from dlperf_widgets.core.assumptions import HOST_LAUNCH_OVERHEAD_S
+    from dlperf_widgets.core.gpus import _read_csv
+
+    row = next(r for r in _read_csv("achievable.csv") if r["target"] == "default")
+    assert HOST_LAUNCH_OVERHEAD_S == pytest.approx(float(row["launch_overhead_us"]) * 1e-6)
+
+
+def test_eager_step_of_tiny_kernels_is_the_hosts_launches():
+    """A step whose kernels are all far shorter than a launch is host-bound: eager, it takes
+    about kernels x the host's time per call, the fitted value of the GPU's own host where
+    achievable.csv has one (A100 PCIe 40GB: 30.5 us) and the default (20.5 us) elsewhere."""
+    from dlperf_widgets.core.calibration import achievable
+
+    tiny = LlmSpec("tiny", 2, 64, 2, 2, 32, 128, 64, gated_mlp=False, rotary=False)
+    w = workload(tiny, phase="decode", batch=1, context=16, precision="fp16")
+    n = float(sum(k.count for k in w.kernels if k.kind != "collective"))
+    for name, us in (("A100-PCIe-40GB", 30.5), ("V100-SXM2-16GB", 20.5)):
+        assert achievable(name, "fp16").launch_overhead_s == pytest.approx(us * 1e-6)
+        p = price(w, name, timing="eager")
+        # n launches, then the last kernel's own time (a few microseconds)
+        assert n * us * 1e-6 < p.step_s < n * us * 1e-6 + 20e-6
+
+
+def test_autocast_keeps_fp32_probabilities_and_residual_stream():
+    """Under torch.autocast eager attention's softmax writes and saves FP32 probabilities
+    (4 B each), a cast back to 16 bits feeds P V and is saved by it, and the norms and
+    residual adds move the FP32 stream: bytes per element worked out by hand."""
+    b, s, heads, h = 2, 512, 16, 1024
+    w = workload(GPT, batch=b, seq=s, attention="eager", causal=False, precision="fp16",
+                 autocast=True)  # fmt: skip
+    k = {x.name: x for x in w.kernels if x.pass_ == "forward"}
+    pairs = b * heads * s * s
+    assert k["softmax"].saved_bytes == pytest.approx(4.0 * pairs)
+    assert k["softmax"].bytes == pytest.approx(pairs * (2 + 4))
+    assert k["probabilities cast"].saved_bytes == pytest.approx(2.0 * pairs)
+    tokens = b * s
+    assert k["attn_norm"].bytes == pytest.approx(tokens * h * (4 + 4))
+    assert k["attn_norm cast"].bytes == pytest.approx(tokens * h * (4 + 2))
+    assert k["residual add"].bytes == pytest.approx(tokens * h * (4 + 2 + 4))
+    plain = workload(GPT, batch=b, seq=s, attention="eager", causal=False, precision="fp16")
+    q = {x.name: x for x in plain.kernels if x.pass_ == "forward"}
+    assert "probabilities cast" not in q
+    assert q["residual add"].bytes == pytest.approx(tokens * h * 6)
+
+
+def test_autocast_cache_holds_every_weight_copy_when_recomputing():
+    """With recomputation under torch.autocast nothing saves the 16-bit weight copies, but
+    autocast's cache keeps one per weight until the forward pass ends: 2 bytes x (every
+    linear layer's weights + the LM head), counted here from the model's shape, is the
+    transient; without autocast or without recomputation it is 0."""
+    from dlperf_widgets.core.workload import autocast_cache_bytes
+
+    w = workload(GPT, batch=1, seq=512, micro_batches=4, precision="fp16", autocast=True,
+                 recompute="full")  # fmt: skip
+    expect = 2.0 * (GPT.linear_params + GPT.head_outputs * GPT.hidden)
+    assert autocast_cache_bytes(w) == pytest.approx(expect)
+    assert workload_memory(w).transient_bytes >= expect
+    assert autocast_cache_bytes(workload(GPT, precision="fp16", recompute="full")) == 0.0
+    no_rc = workload(GPT, precision="fp16", autocast=True)
+    assert autocast_cache_bytes(no_rc) == 0.0
+
+
+def test_8bit_adam_keeps_two_bytes_of_state_per_weight():
+    """bitsandbytes' 8-bit Adam (Dettmers et al. 2022) keeps m and v in one byte each: the
+    optimizer states are 2 B per weight (a quarter of AdamW's 8), and its per-tensor kernels
+    move 16 B per weight in all (FP32 weight and gradient read, weight written, two 8-bit
+    states read and written)."""
+    w8 = workload(GPT, batch=1, seq=256, optimizer="adamw_8bit")
+    w32 = workload(GPT, batch=1, seq=256, optimizer="adamw")
+    m8, m32 = workload_memory(w8), workload_memory(w32)
+    assert m8.optimizer_bytes == pytest.approx(2.0 * w8.params_per_gpu)
+    assert m8.optimizer_bytes == pytest.approx(m32.optimizer_bytes / 4)
+    opt = [k for k in w8.kernels if k.kind == "optimizer"]
+    assert sum(k.bytes * k.count for k in opt) == pytest.approx(16.0 * w8.params_per_gpu)
