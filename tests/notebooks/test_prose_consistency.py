@@ -291,6 +291,20 @@ def _delayed_saturating_steps() -> int:
     )
 
 
+def _ring_ms(ranks: int, link: str) -> float:
+    """Notebook 13: a ring all-reduce of 7B BF16 gradients (14 GB) at the link's bandwidth."""
+    from dlperf_widgets.core.scaleout import allreduce_time
+
+    return 1e3 * allreduce_time(14e9, ranks, link=link)
+
+
+def _ring_bytes_gb(ranks: int) -> float:
+    """Notebook 13: the bytes (GB) each GPU sends in a ring all-reduce of 14 GB."""
+    from dlperf_widgets.core.parallel import allreduce_bytes
+
+    return allreduce_bytes(14e9, ranks) / 1e9
+
+
 def _palm_mfu(kind: str) -> float:
     """Notebook 13: PaLM 540B's MFU (%) with the attention term at heads x head size ('mfu')
     or at the hidden size ('wide'), and its HFU under full recomputation ('hfu')."""
@@ -968,6 +982,8 @@ CLAIMS = [
     Claim("12", "07235f84", r"\*\*In short:\*\* (five): each", lambda: _delayed_saturating_steps()),
     Claim("12", "5bfa15fa", r"3\.35 = (\d+) FLOP/B", lambda: gpu("H100").ops_per_byte("fp8_e4m3")),
     Claim("13", "3f3858e2", r"The paper's ([\d.]+) % comes out exactly", lambda: _palm_mfu("mfu")),
+    Claim("13", "1422b478", r"NVLink's 450 GB/s: about (\d+) ms", lambda: _ring_ms(8, "NVLink4")),
+    Claim("13", "1422b478", r"= ([\d.]+) GB at NVLink", lambda: _ring_bytes_gb(8)),
     Claim(
         "13",
         "3f3858e2",
