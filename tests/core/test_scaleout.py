@@ -78,7 +78,7 @@ def test_fit_recovers_latency_and_bandwidth():
 
 
 def test_fit_lets_small_messages_set_the_latency():
-    """The saved gloo measurement of notebook 12 (2 CPU processes: 250 us at 4 KiB, 12.6 ms
+    """The saved gloo measurement of notebook 13 (2 CPU processes: 250 us at 4 KiB, 12.6 ms
     at 16 MiB) once gave an unweighted fit a latency of -207 us; weighted by 1 / t the fit
     keeps a positive latency below the smallest time, and it predicts every size within
     its relative residuals (here under 40 %)."""

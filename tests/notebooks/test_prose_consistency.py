@@ -135,7 +135,7 @@ def _around_blocks_mib() -> float:
     return (r.stored_bytes - r.blocks_bytes) / 2**20
 
 
-# notebooks 10-12: the calibrated time model's figures the prose quotes
+# notebooks 10-13: the calibrated time model's figures the prose quotes
 def _attn_block_ratio(d: int) -> float:
     """M / d^2 for the 100 KiB FP16 SRAM of notebook 10 (M recovered from B_c = M / 4d)."""
     from dlperf_widgets.core.fusion import attention
@@ -278,6 +278,51 @@ def _outlier_loss(fmt: str, ratio: float) -> float:
     if fmt == "fp8":
         return 100 * fp8_quantize(x, "fp8_e4m3").underflow_fraction
     return 100 * block_quantize(x, fmt).underflow_fraction
+
+
+def _delayed_saturating_steps() -> int:
+    """Notebook 12: the steps on which delayed scaling (amax history of up to 16 steps)
+    saturates a tensor whose amax is 1 for ten steps, then doubles five times, then holds."""
+    import numpy as np
+
+    from dlperf_widgets.core.scaling import fp8_quantize
+
+    amaxes = [1.0] * 10 + [2.0, 4.0, 8.0, 16.0, 32.0] + [32.0] * 4
+    ramp = np.linspace(-1.0, 1.0, 2001)
+    return sum(
+        fp8_quantize(
+            a * ramp, "fp8_e4m3", recipe="delayed", amax_history=amaxes[max(0, i - 16) : i]
+        ).saturation_fraction
+        > 0
+        for i, a in enumerate(amaxes)
+        if i
+    )
+
+
+def _ring_ms(ranks: int, link: str) -> float:
+    """Notebook 13: a ring all-reduce of 7B BF16 gradients (14 GB) at the link's bandwidth."""
+    from dlperf_widgets.core.scaleout import allreduce_time
+
+    return 1e3 * allreduce_time(14e9, ranks, link=link)
+
+
+def _ring_bytes_gb(ranks: int) -> float:
+    """Notebook 13: the bytes (GB) each GPU sends in a ring all-reduce of 14 GB."""
+    from dlperf_widgets.core.parallel import allreduce_bytes
+
+    return allreduce_bytes(14e9, ranks) / 1e9
+
+
+def _palm_mfu(kind: str) -> float:
+    """Notebook 13: PaLM 540B's MFU (%) with the attention term at heads x head size ('mfu')
+    or at the hidden size ('wide'), and its HFU under full recomputation ('hfu')."""
+    from dlperf_widgets.core.mfu import mfu
+
+    run = dict(layers=118, hidden=18432, seq_len=2048, gpus=6144, peak_flops_per_s=275e12)
+    width = {} if kind == "wide" else {"attention_width": 48 * 256}
+    recompute = "full" if kind == "hfu" else "none"
+    r = mfu(238.3e3, 540.35e9, recompute=recompute, **width, **run)
+    return 100 * (r.hfu if kind == "hfu" else r.mfu)
 
 
 def _bubble(schedule: str, **kw: int) -> float:
@@ -949,6 +994,20 @@ CLAIMS = [
     Claim(
         "12", "09f69206", r"one scale already flushes (\d+) %", lambda: _outlier_loss("fp8", 1e4)
     ),
+    Claim("12", "07235f84", r"\*\*In short:\*\* (five): each", lambda: _delayed_saturating_steps()),
+    Claim("12", "5bfa15fa", r"3\.35 = (\d+) FLOP/B", lambda: gpu("H100").ops_per_byte("fp8_e4m3")),
+    Claim("13", "3f3858e2", r"The paper's ([\d.]+) % comes out exactly", lambda: _palm_mfu("mfu")),
+    Claim("13", "1422b478", r"NVLink's 450 GB/s: about (\d+) ms", lambda: _ring_ms(8, "NVLink4")),
+    Claim("13", "1422b478", r"= ([\d.]+) GB at NVLink", lambda: _ring_bytes_gb(8)),
+    Claim(
+        "13",
+        "3f3858e2",
+        r"hidden size the same formula gives ([\d.]+) %",
+        lambda: _palm_mfu("wide"),
+    ),
+    Claim(
+        "13", "3f3858e2", r"and the ([\d.]+) % that a full recomputation", lambda: _palm_mfu("hfu")
+    ),
     Claim("13", "6e451af3", r"falls less: ([\d.]+) % to", lambda: _bubble("1f1b")),
     Claim(
         "13", "6e451af3", r"% to ([\d.]+) % for 8 stages", lambda: _bubble("interleaved", chunks=4)
@@ -1263,7 +1322,7 @@ CLAIMS += [
 ]
 
 
-_WORDS = {"two thirds": 2 / 3, "four": 4.0, "Eight": 8.0}
+_WORDS = {"two thirds": 2 / 3, "four": 4.0, "five": 5.0, "Eight": 8.0}
 
 
 def _cell(notebook: str, cell_id: str) -> str:
