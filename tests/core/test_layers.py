@@ -245,12 +245,13 @@ def test_attention_forward_flops_match_the_textbook_formula():
 
 
 def test_attention_separate_qkv_is_three_gemms_of_the_same_work():
-    """Separate projections: three GEMMs with M = h instead of one with M = 3h."""
+    """Separate projections: three GEMMs of h outputs (N = h) instead of one of 3h, on the
+    same T = batch x seq_len tokens (M)."""
     kw = dict(batch=2, seq_len=128, hidden=512, heads=8)
     cat = layer("attention", qkv="concatenated", **kw).pass_named("forward", "qkv_projection")
     sep = layer("attention", qkv="separate", **kw).pass_named("forward", "q_k_v_projections")
-    assert (cat.m, cat.count) == (3 * 512, 1)
-    assert (sep.m, sep.count) == (512, 3)
+    assert (cat.m, cat.n, cat.k, cat.count) == (2 * 128, 3 * 512, 512, 1)
+    assert (sep.m, sep.n, sep.k, sep.count) == (2 * 128, 512, 512, 3)
     assert sep.flops == cat.flops
 
 
