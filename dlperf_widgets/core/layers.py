@@ -43,10 +43,10 @@ GEMM mappings (A is M x K, B is K x N, C is M x N; FLOPs 2 M N K):
   concatenated, else three with N = h); scores Q K^T as batch*a GEMMs M = S, N = S,
   K = d; softmax over batch*a*S*S values; context P V as batch*a GEMMs M = S, N = d,
   K = S; the output projection M = T, N = h, K = h (slides, "Transformer example").
-  Attention is eager (the scores go through DRAM) and not causal, as in BERT. Training
-  in 16 bits follows the list's mixed precision: FP32 weights cast to 16 bits for every
-  forward pass (a ``weight_cast`` pass per projection) and FP32 weight gradients; the
-  gradients of Q K^T and P V, both of activations, are ``dgrad`` passes.
+  Attention is eager (the scores go through DRAM) and not causal, as in BERT. The layer
+  keeps its weights in its dtype, as the other kinds do: the step's FP32 master weights and
+  their casts are left out (an FP8 GEMM keeps the cast of its input, an ``input_cast``
+  pass). The gradients of Q K^T and P V, both of activations, are ``dgrad`` passes.
 - Split-K: when a GEMM's output has fewer tiles than the GPU has SMs (a weight gradient
   with a huge K, a small layer), libraries split K across thread blocks and sum the
   partial results; the GEMM model (core.gemm) takes the fastest plain or split schedule.
@@ -644,7 +644,11 @@ def _attention(o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResult]:
         workload(spec, phase="training" if training else "prefill", batch=bsz, seq=seq,
                  precision=DTYPE_PRECISIONS[d.name], attention="eager", causal=False)
     )  # fmt: skip
-    kernels = list(w.kernels)
+    # The layer keeps its weights in ``dtype``, as the other layer kinds and `dlperf time
+    # layer` do: the step's FP32 master weights and their casts to 16 bits (or FP8) for
+    # every forward pass belong to the mixed-precision recipe, not to the layer. An FP8
+    # GEMM's cast of its input stays: the GEMM cannot run without it.
+    kernels = [k for k in w.kernels if " weight cast" not in k.name]
     qkv = "qkv_projection"
     if o["qkv"] == "separate":
         # Q, K and V as three projections of hidden outputs each: each is the output
@@ -661,7 +665,7 @@ def _attention(o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResult]:
         kernels = [k for k in kernels if k not in own]
         kernels[first:first] = [k for k in three if k.pass_ == "forward"]
         kernels += [k for k in three if k.pass_ != "forward"]
-        w = replace(w, kernels=tuple(kernels))
+    w = replace(w, kernels=tuple(kernels))
     priced = price(w, g, timing="kernel")
     passes = []
     for i, k in enumerate(w.kernels):
