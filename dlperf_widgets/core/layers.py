@@ -89,6 +89,7 @@ from .workload import (
     LlmSpec,
     attention_block,
     forward_name,
+    gemm_limiters,
     kernel_pass,
     price,
     workload,
@@ -667,6 +668,7 @@ def _attention(o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResult]:
         kernels += [k for k in three if k.pass_ != "forward"]
     w = replace(w, kernels=tuple(kernels))
     priced = price(w, g, timing="kernel")
+    limiters = gemm_limiters(w, g)
     passes = []
     for i, k in enumerate(w.kernels):
         base = forward_name(k.name)
@@ -676,11 +678,11 @@ def _attention(o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResult]:
         for suffix, name in _ATTENTION_PASSES.items():
             if rest.endswith(suffix):
                 rest, pass_ = rest.removesuffix(suffix), name
-        if pass_ == "wgrad" and k.batch > 1:
+        if pass_ == "wgrad" and k.path.endswith(".attn"):
             pass_ = "dgrad"
         if rest:
             op = f"{op}.{_CAST_PARTS[rest]}"
-        passes.append((pass_ != "forward", kernel_pass(priced, i, g, op, pass_)))
+        passes.append((pass_ != "forward", kernel_pass(priced, i, g, op, pass_, limiters.get(i))))
     # forward passes in the order they run, then backward ones in the order autograd runs
     # them (the reverse of their forward kernels)
     fwd = [p for back, p in passes if not back]

@@ -46,6 +46,7 @@ from .workload import (
     DTYPE_PRECISIONS,
     LlmSpec,
     WorkloadTime,
+    gemm_limiters,
     kernel_pass,
     price,
     workload,
@@ -362,6 +363,7 @@ def _kernel_passes(priced: WorkloadTime, g: Gpu, backward: bool) -> list[PassRes
     out: list[PassResult] = []
     half = "attention"
     kernels = priced.workload.kernels
+    limiters = gemm_limiters(priced.workload, g)
     for i, k in enumerate(kernels):
         if k.pass_ not in ("forward", "backward", "recompute"):
             continue
@@ -380,7 +382,7 @@ def _kernel_passes(priced: WorkloadTime, g: Gpu, backward: bool) -> list[PassRes
             half = "attention" if base == "attn_norm" else "ffn"
         op = _HALF_LABELS.get((half, base)) or _OP_LABELS.get(base) or f"{k.path}.{base}"
         op = f"{op}.weight_cast" if cast else op
-        out.append(kernel_pass(priced, i, g, op, pass_))
+        out.append(kernel_pass(priced, i, g, op, pass_, limiters.get(i)))
     return out
 
 

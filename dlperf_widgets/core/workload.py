@@ -82,6 +82,7 @@ __all__ = [
     "dropout_mask_elements",
     "forward_name",
     "fused_attention_time_s",
+    "gemm_limiters",
     "kernel_pass",
     "price",
     "workload",
@@ -1710,12 +1711,36 @@ def attention_block(w: Workload) -> Workload:
     return replace(w, kernels=kept, model_flops=flops)
 
 
-def kernel_pass(priced: WorkloadTime, index: int, g: Gpu, op: str, pass_: str) -> PassResult:
+def gemm_limiters(w: Workload, g: Gpu) -> dict[int, str]:
+    """What limits each GEMM of ``w`` on ``g`` by the GEMM model ('math', 'memory', or
+    'latency' for a GEMM too small to fill the GPU), by kernel index: one vectorised call
+    per dtype, as :func:`price` makes."""
+    out: dict[int, str] = {}
+    gemms = [i for i, k in enumerate(w.kernels) if k.kind == "gemm"]
+    for dt in sorted({w.kernels[i].dtype for i in gemms}):
+        idx = [i for i in gemms if w.kernels[i].dtype == dt]
+        ks = [w.kernels[i] for i in idx]
+        sw = gemm_sweep(
+            np.array([k.m for k in ks], dtype=np.int64),
+            np.array([k.n for k in ks], dtype=np.int64),
+            np.array([k.k for k in ks], dtype=np.int64),
+            batch=np.array([k.batch for k in ks], dtype=np.int64),
+            dtype=dt,
+            gpu=g,
+        )
+        out.update(zip(idx, np.atleast_1d(np.asarray(sw.limiter)).astype(str), strict=True))
+    return out
+
+
+def kernel_pass(
+    priced: WorkloadTime, index: int, g: Gpu, op: str, pass_: str, limiter: str | None = None
+) -> PassResult:
     """Kernel ``index`` of ``priced`` (a workload priced on ``g``) as a
     :class:`~.memlimited.PassResult` called ``op`` / ``pass_``: FLOPs, bytes and times
     totalled over its count (one launch's arithmetic intensity), the time :func:`price`
-    gave it. It is math-bound where its math time exceeds its DRAM time; a kernel other
-    than a GEMM whose work is shorter than the fixed cost per kernel is latency-bound."""
+    gave it. ``limiter`` where given (a GEMM's, from :func:`gemm_limiters`); else it is
+    math-bound where its math time exceeds its DRAM time, and a kernel other than a GEMM
+    whose work is shorter than the fixed cost per kernel is latency-bound."""
     k = priced.workload.kernels[index]
     n = k.count
     math_s = float(priced.math_times_s[index])
@@ -1724,10 +1749,11 @@ def kernel_pass(priced: WorkloadTime, index: int, g: Gpu, op: str, pass_: str) -
     kd = _dtype(k.dtype)
     peak = g.peak_flops(kd) if k.kind in ("gemm", "attention") else _cuda_peak(g, kd)
     overhead = achievable(g, k.dtype if g.supports(k.dtype) else "fp32").kernel_overhead_s
-    if max(math_s, mem_s) < overhead and not gemm:
-        limiter = "latency"
-    else:
-        limiter = "math" if math_s > mem_s else "memory"
+    if limiter is None:
+        if max(math_s, mem_s) < overhead and not gemm:
+            limiter = "latency"
+        else:
+            limiter = "math" if math_s > mem_s else "memory"
     return PassResult(
         op=op,
         pass_=pass_,

@@ -377,6 +377,19 @@ def test_attention_separate_projections_are_three_output_projections():
     assert sep.predicted_time_s > cat.predicted_time_s
 
 
+def test_attention_gemm_limiters_are_the_gemm_models():
+    """Each GEMM pass says what limits it as the GEMM model does for that shape: a small
+    layer's projections are too small to fill the GPU ('latency'), which a comparison of
+    math and DRAM time alone would call math- or memory-bound."""
+    b, s, h, a = 1, 64, 256, 4
+    r = layer("attention", batch=b, seq_len=s, hidden=h, heads=a, dtype="fp16", gpu="A100")
+    for p in r.passes:
+        if p.is_gemm:
+            expected = gemm_sweep(p.m, p.n, p.k, batch=p.batch, dtype="fp16", gpu="A100")
+            assert p.limiter == str(expected.limiter), (p.op, p.pass_)
+    assert r.pass_named("forward", "qkv_projection").limiter == "latency"
+
+
 def test_attention_backward_runs_in_reverse_order():
     """The backward passes are listed in the order autograd runs them: the output
     projection's first, the Q/K/V projection's last."""
