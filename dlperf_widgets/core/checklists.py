@@ -356,8 +356,9 @@ def transformer_checklist(
             Finding(
                 "warning",
                 "qkv",
-                "Q, K and V are three GEMMs of M = hidden; one GEMM of M = 3 x hidden makes "
-                'larger tiles and fewer launches (slides, "Maximizing Tensor Core usage").',
+                "Q, K and V are three GEMMs of hidden outputs each; one GEMM of 3 x hidden "
+                'outputs makes larger tiles and fewer launches (slides, "Maximizing Tensor '
+                'Core usage").',
                 "concatenate the three weight matrices into one projection (qkv='concatenated')",
                 None,
                 None,

@@ -36,10 +36,17 @@ GEMM mappings (A is M x K, B is K x N, C is M x N; FLOPs 2 M N K):
   weight gradients are single GEMMs over all batch*seq columns (NVIDIA "Optimizing
   Recurrent Layers" guide).
 - Multi-head attention with hidden size h, a heads of size d = h / a, sequence S, tokens
-  T = batch*S: Q, K and V projections (one GEMM M = 3h, N = T, K = h when concatenated,
-  else three with M = h); scores Q K^T as batch*a GEMMs M = S, N = S, K = d; softmax over
-  batch*a*S*S values; context P V as batch*a GEMMs M = d, N = S, K = S; the output
-  projection M = h, N = T, K = h (slides, "Transformer example").
+  T = batch*S is not described here: it is the attention block of a one-layer training
+  step (or prefill, without training) in :mod:`.workload`'s kernel list, priced by
+  :func:`.workload.price` (kernel durations summed). Its GEMMs take that list's
+  orientation, M = tokens: Q, K and V projections (one GEMM M = T, N = 3h, K = h when
+  concatenated, else three with N = h); scores Q K^T as batch*a GEMMs M = S, N = S,
+  K = d; softmax over batch*a*S*S values; context P V as batch*a GEMMs M = S, N = d,
+  K = S; the output projection M = T, N = h, K = h (slides, "Transformer example").
+  Attention is eager (the scores go through DRAM) and not causal, as in BERT. The layer
+  keeps its weights in its dtype, as the other kinds do: the step's FP32 master weights and
+  their casts are left out (an FP8 GEMM keeps the cast of its input, an ``input_cast``
+  pass). The gradients of Q K^T and P V, both of activations, are ``dgrad`` passes.
 - Split-K: when a GEMM's output has fewer tiles than the GPU has SMs (a weight gradient
   with a huge K, a small layer), libraries split K across thread blocks and sum the
   partial results; the GEMM model (core.gemm) takes the fastest plain or split schedule.
@@ -52,7 +59,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from ._validate import check_bool, check_choice, check_int, describe
@@ -76,6 +83,17 @@ from .memlimited import (
     pool_output_size,
 )
 from .results import ResultMixin, format_quantity
+from .workload import (
+    _MAX_TOKENS,
+    DTYPE_PRECISIONS,
+    LlmSpec,
+    attention_block,
+    forward_name,
+    gemm_limiters,
+    kernel_pass,
+    price,
+    workload,
+)
 
 __all__ = [
     "LAYER_KINDS",
@@ -583,39 +601,94 @@ def _recurrent(kind: str, o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResul
     return passes
 
 
+# The layer's names for the attention block's kernels (the slides' "Transformer example").
+_ATTENTION_OPS = {
+    "qkv_proj": "qkv_projection",
+    "scores Q K^T": "scores_qk",
+    "softmax": "attention_softmax",
+    "context P V": "context_pv",
+    "o_proj": "output_projection",
+}
+# Kernel-name suffixes and the layer's pass names; both gradients of the attention core's
+# products (Q K^T, P V) are gradients of activations, so both are 'dgrad' passes here.
+_ATTENTION_PASSES = {" dgrad": "dgrad", " wgrad": "wgrad", " backward": "backward"}
+# The parts of a linear layer's kernels besides its GEMM (core.workload's casts).
+_CAST_PARTS = {" weight cast": "weight_cast", " cast": "input_cast"}
+
+
 def _attention(o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResult]:
+    """The attention block of a one-layer step's kernel list (core.workload), priced there."""
     bsz, seq, hid, heads = o["batch"], o["seq_len"], o["hidden"], o["heads"]
     if hid % heads:
         raise InvalidParameter(f"'heads' must divide hidden ({hid}) (got {heads})")
-    head = hid // heads
-    tokens = bsz * seq
-    bh = bsz * heads
+    # the kernel list's limits (core.workload), checked here under the layer's names
+    for name, value, cap in (("batch", bsz, 1 << 20), ("seq_len", seq, 1 << 22),
+                             ("hidden", hid, 1 << 20)):  # fmt: skip
+        check_int(name, value, allow_array=False, maximum=cap)
+    if bsz * seq > _MAX_TOKENS:
+        raise InvalidParameter(
+            f"'batch' x 'seq_len' must be at most {_MAX_TOKENS:,} tokens (got {bsz * seq:,})"
+        )
+    if d.name not in DTYPE_PRECISIONS:
+        raise InvalidParameter(
+            f"'dtype' must be one of {', '.join(DTYPE_PRECISIONS)} for an attention layer "
+            f"(got {describe(d.name)})"
+        )
     training = o["training"]
-    if o["qkv"] == "concatenated":
-        proj = _linear("qkv_projection", tokens, hid, 3 * hid, d, g, training)
-    else:
-        proj = _linear("q_k_v_projections", tokens, hid, hid, d, g, training, count=3)
-    fwd = [p for p in proj if p.pass_ == "forward"]
-    bwd = [p for p in proj if p.pass_ != "forward"]
-    soft = memory_op("softmax", elements=bh * seq * seq, dtype=d, gpu=g, training=training)
-    out = _linear("output_projection", tokens, hid, hid, d, g, training)
-    passes = [
-        *fwd,
-        _gemm_pass("scores_qk", "forward", seq, seq, head, d, g, batch=bh),
-        soft[0].with_name("attention_softmax"),
-        _gemm_pass("context_pv", "forward", head, seq, seq, d, g, batch=bh),
-        out[0],
-    ]
-    if training:
-        passes += [
-            *out[1:],
-            _gemm_pass("context_pv", "dgrad", seq, seq, head, d, g, batch=bh),  # dP = dO V^T
-            _gemm_pass("context_pv", "dgrad", head, seq, seq, d, g, batch=bh),  # dV = P^T dO
-            soft[1].with_name("attention_softmax"),
-            _gemm_pass("scores_qk", "dgrad", head, seq, seq, d, g, batch=bh, count=2),  # dQ, dK
-            *bwd,
+    # one layer of a BERT-style encoder: every head its own K and V, no rotary embedding,
+    # eager attention over the whole sequence (the scores go through DRAM); the MLP and the
+    # head the step also builds are left out by attention_block
+    spec = LlmSpec("attention", layers=1, hidden=hid, heads=heads, kv_heads=heads,
+                   head_dim=hid // heads, ffn=hid, vocab=1, gated_mlp=False,
+                   tied_embeddings=True, rotary=False)  # fmt: skip
+    w = attention_block(
+        workload(spec, phase="training" if training else "prefill", batch=bsz, seq=seq,
+                 precision=DTYPE_PRECISIONS[d.name], attention="eager", causal=False)
+    )  # fmt: skip
+    # The layer keeps its weights in ``dtype``, as the other layer kinds and `dlperf time
+    # layer` do: the step's FP32 master weights and their casts to 16 bits (or FP8) for
+    # every forward pass belong to the mixed-precision recipe, not to the layer. An FP8
+    # GEMM's cast of its input stays: the GEMM cannot run without it.
+    kernels = [k for k in w.kernels if " weight cast" not in k.name]
+    qkv = "qkv_projection"
+    if o["qkv"] == "separate":
+        # Q, K and V as three projections of hidden outputs each: each is the output
+        # projection's linear layer (hidden x hidden weights on the same tokens, the same
+        # saved input), so its kernels are those of o_proj, three times
+        qkv = "q_k_v_projections"
+        own = [k for k in kernels if forward_name(k.name) == "qkv_proj"]
+        three = [
+            replace(k, name=k.name.replace("o_proj", "qkv_proj", 1), count=3 * k.count)
+            for k in kernels
+            if forward_name(k.name) == "o_proj"
         ]
-    return passes
+        first = kernels.index(own[0])
+        kernels = [k for k in kernels if k not in own]
+        kernels[first:first] = [k for k in three if k.pass_ == "forward"]
+        kernels += [k for k in three if k.pass_ != "forward"]
+    w = replace(w, kernels=tuple(kernels))
+    priced = price(w, g, timing="kernel")
+    limiters = gemm_limiters(w, g)
+    passes = []
+    for i, k in enumerate(w.kernels):
+        base = forward_name(k.name)
+        op = qkv if base == "qkv_proj" else _ATTENTION_OPS.get(base, base)
+        rest = k.name.removeprefix(base)
+        pass_ = "forward"
+        for suffix, name in _ATTENTION_PASSES.items():
+            if rest.endswith(suffix):
+                rest, pass_ = rest.removesuffix(suffix), name
+        if pass_ == "wgrad" and k.path.endswith(".attn"):
+            pass_ = "dgrad"
+        if rest:
+            op = f"{op}.{_CAST_PARTS[rest]}"
+        passes.append((pass_ != "forward", kernel_pass(priced, i, g, op, pass_, limiters.get(i))))
+    # forward passes in the order they run, then backward ones in the order autograd runs
+    # them (the reverse of their forward kernels)
+    fwd = [p for back, p in passes if not back]
+    order = {op: i for i, op in enumerate(dict.fromkeys(p.op.split(".")[0] for p in fwd))}
+    bwd = sorted((p for back, p in passes if back), key=lambda p: -order[p.op.split(".")[0]])
+    return fwd + bwd
 
 
 def _embedding(o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResult]:

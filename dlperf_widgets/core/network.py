@@ -27,7 +27,6 @@ from typing import Any, ClassVar
 
 from ._validate import check_int, describe
 from .alignment import Finding
-from .calibration import achievable
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
@@ -37,13 +36,21 @@ from .layers import build_passes, conv_output_size, resolve_options
 from .memlimited import (
     OP_CLASSES,
     PassResult,
-    _cuda_peak,
     check_training,
     describe_passes,
     memory_pass,
 )
 from .results import ResultMixin, format_quantity
-from .workload import _MAX_TOKENS, LlmSpec, WorkloadTime, _op_class, price, workload
+from .workload import (
+    _MAX_TOKENS,
+    DTYPE_PRECISIONS,
+    LlmSpec,
+    WorkloadTime,
+    gemm_limiters,
+    kernel_pass,
+    price,
+    workload,
+)
 
 __all__ = [
     "CNN_KINDS",
@@ -221,15 +228,8 @@ def _assemble(
 # -- transformers ------------------------------------------------------------------------
 
 # The dtypes a transformer step can run in, with the kernel list's name for each
-# (core.workload.PRECISIONS: FP8 GEMMs in E4M3, FP4 in E2M1).
-TRANSFORMER_DTYPES = {
-    "fp32": "fp32",
-    "tf32": "tf32",
-    "fp16": "fp16",
-    "bf16": "bf16",
-    "fp8_e4m3": "fp8",
-    "fp4_e2m1": "fp4",
-}
+# (core.workload.DTYPE_PRECISIONS: FP8 GEMMs in E4M3, FP4 in E2M1).
+TRANSFORMER_DTYPES = DTYPE_PRECISIONS
 
 # Labels of the kernel list's kernels in the class breakdown (the slides' operation names);
 # the residual adds and output dropouts of the two halves of a layer share a kernel name
@@ -363,6 +363,7 @@ def _kernel_passes(priced: WorkloadTime, g: Gpu, backward: bool) -> list[PassRes
     out: list[PassResult] = []
     half = "attention"
     kernels = priced.workload.kernels
+    limiters = gemm_limiters(priced.workload, g)
     for i, k in enumerate(kernels):
         if k.pass_ not in ("forward", "backward", "recompute"):
             continue
@@ -381,37 +382,7 @@ def _kernel_passes(priced: WorkloadTime, g: Gpu, backward: bool) -> list[PassRes
             half = "attention" if base == "attn_norm" else "ffn"
         op = _HALF_LABELS.get((half, base)) or _OP_LABELS.get(base) or f"{k.path}.{base}"
         op = f"{op}.weight_cast" if cast else op
-        n = k.count
-        math_s = float(priced.math_times_s[i])
-        mem_s = float(priced.memory_times_s[i])
-        gemm = k.kind == "gemm"
-        kd = _dtype(k.dtype)
-        peak = g.peak_flops(kd) if k.kind in ("gemm", "attention") else _cuda_peak(g, kd)
-        overhead = achievable(g, k.dtype if g.supports(k.dtype) else "fp32").kernel_overhead_s
-        if max(math_s, mem_s) < overhead and not gemm:
-            limiter = "latency"
-        else:
-            limiter = "math" if math_s > mem_s else "memory"
-        out.append(
-            PassResult(
-                op=op,
-                pass_=pass_,
-                op_class=_op_class(k),
-                m=k.m if gemm else None,
-                n=k.n if gemm else None,
-                k=k.k if gemm else None,
-                batch=k.batch if gemm else None,
-                count=n,
-                flops=k.flops * n,
-                bytes=k.bytes * n,
-                arithmetic_intensity=k.flops / k.bytes if k.bytes else 0.0,
-                ops_per_byte=peak / g.memory_bandwidth_bytes_per_s,
-                limiter=limiter,
-                math_time_s=math_s * n,
-                memory_time_s=mem_s * n,
-                predicted_time_s=float(priced.times_s[i]) * n,
-            )
-        )
+        out.append(kernel_pass(priced, i, g, op, pass_, limiters.get(i)))
     return out
 
 

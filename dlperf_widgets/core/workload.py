@@ -59,12 +59,13 @@ from .gemm import gemm_sweep
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .links import Interconnect, default_links, interconnect
-from .memlimited import OP_CLASSES, _cuda_peak
+from .memlimited import OP_CLASSES, PassResult, _cuda_peak
 from .results import ResultMixin, format_quantity
 
 __all__ = [
     "ATTENTION_IMPLS",
     "CATEGORIES",
+    "DTYPE_PRECISIONS",
     "KINDS",
     "OPTIMIZERS",
     "PHASES",
@@ -79,8 +80,12 @@ __all__ = [
     "WorkloadTime",
     "attention_parallel_share",
     "autocast_cache_bytes",
+    "attention_block",
     "dropout_mask_elements",
+    "forward_name",
     "fused_attention_time_s",
+    "gemm_limiters",
+    "kernel_pass",
     "price",
     "workload",
     "workload_constants",
@@ -1780,6 +1785,118 @@ def _eager_exposed(dev: np.ndarray, count: np.ndarray, host: float, repeat: int 
     d = float(seq.sum())
     end = one + (repeat - 1) * max(d, seq.size * host)
     return end - repeat * d
+
+
+# -- views of part of a step ----------------------------------------------------------------
+
+# The dtype names of core.dtypes a transformer step can run in, with the kernel list's
+# precision for each (FP8 GEMMs in E4M3 and FP4 in E2M1, activations in BF16 between them).
+DTYPE_PRECISIONS = {
+    "fp32": "fp32",
+    "tf32": "tf32",
+    "fp16": "fp16",
+    "bf16": "bf16",
+    "fp8_e4m3": "fp8",
+    "fp4_e2m1": "fp4",
+}
+
+# Suffixes the kernel list gives the kernels derived from a forward kernel (its gradients,
+# the casts of a linear layer's operands and their gradients), longest first.
+_DERIVED = (" weight cast backward", " cast backward", " weight cast", " cast", " dgrad",
+            " wgrad", " backward")  # fmt: skip
+# Kernels of a layer's attention block outside its '.attn' path: the two projections around
+# the attention core and, with context parallelism, the K/V ring.
+_ATTENTION_PROJECTIONS = ("qkv_proj", "o_proj", "cp K/V ring")
+
+
+def forward_name(name: str) -> str:
+    """The forward kernel a kernel derives from: 'qkv_proj' for 'qkv_proj weight cast
+    backward', 'softmax' for 'softmax backward'."""
+    for suffix in _DERIVED:
+        if name.endswith(suffix):
+            return name.removesuffix(suffix)
+    return name
+
+
+def attention_block(w: Workload) -> Workload:
+    """``w`` with only its layers' attention block: the Q/K/V projection, the attention core
+    (rotary embedding, scores, softmax and its dropout, context, or the fused kernel) and
+    the output projection, with their casts, recomputation and gradients. The norm before
+    the block, the residual add, the MLP, the head, the optimizer and the layer's
+    collectives are left out. ``model_flops`` becomes the FLOPs of the kernels kept (once,
+    without recomputation); the other fields describe the step it came from."""
+    if not isinstance(w, Workload):
+        raise InvalidParameter(f"'workload' must be a Workload (got {describe(w)})")
+    kept = tuple(
+        k for k in w.kernels
+        if k.path.startswith("layers")
+        and (k.path.endswith(".attn") or forward_name(k.name) in _ATTENTION_PROJECTIONS)
+    )  # fmt: skip
+    flops = float(sum(k.flops * k.count for k in kept if k.pass_ != "recompute"))
+    return replace(w, kernels=kept, model_flops=flops)
+
+
+def gemm_limiters(w: Workload, g: Gpu) -> dict[int, str]:
+    """What limits each GEMM of ``w`` on ``g`` by the GEMM model ('math', 'memory', or
+    'latency' for a GEMM too small to fill the GPU), by kernel index: one vectorised call
+    per dtype, as :func:`price` makes."""
+    out: dict[int, str] = {}
+    gemms = [i for i, k in enumerate(w.kernels) if k.kind == "gemm"]
+    for dt in sorted({w.kernels[i].dtype for i in gemms}):
+        idx = [i for i in gemms if w.kernels[i].dtype == dt]
+        ks = [w.kernels[i] for i in idx]
+        sw = gemm_sweep(
+            np.array([k.m for k in ks], dtype=np.int64),
+            np.array([k.n for k in ks], dtype=np.int64),
+            np.array([k.k for k in ks], dtype=np.int64),
+            batch=np.array([k.batch for k in ks], dtype=np.int64),
+            dtype=dt,
+            gpu=g,
+        )
+        out.update(zip(idx, np.atleast_1d(np.asarray(sw.limiter)).astype(str), strict=True))
+    return out
+
+
+def kernel_pass(
+    priced: WorkloadTime, index: int, g: Gpu, op: str, pass_: str, limiter: str | None = None
+) -> PassResult:
+    """Kernel ``index`` of ``priced`` (a workload priced on ``g``) as a
+    :class:`~.memlimited.PassResult` called ``op`` / ``pass_``: FLOPs, bytes and times
+    totalled over its count (one launch's arithmetic intensity), the time :func:`price`
+    gave it. ``limiter`` where given (a GEMM's, from :func:`gemm_limiters`); else it is
+    math-bound where its math time exceeds its DRAM time, and a kernel other than a GEMM
+    whose work is shorter than the fixed cost per kernel is latency-bound."""
+    k = priced.workload.kernels[index]
+    n = k.count
+    math_s = float(priced.math_times_s[index])
+    mem_s = float(priced.memory_times_s[index])
+    gemm = k.kind == "gemm"
+    kd = _dtype(k.dtype)
+    peak = g.peak_flops(kd) if k.kind in ("gemm", "attention") else _cuda_peak(g, kd)
+    overhead = achievable(g, k.dtype if g.supports(k.dtype) else "fp32").kernel_overhead_s
+    if limiter is None:
+        if max(math_s, mem_s) < overhead and not gemm:
+            limiter = "latency"
+        else:
+            limiter = "math" if math_s > mem_s else "memory"
+    return PassResult(
+        op=op,
+        pass_=pass_,
+        op_class=_op_class(k),
+        m=k.m if gemm else None,
+        n=k.n if gemm else None,
+        k=k.k if gemm else None,
+        batch=k.batch if gemm else None,
+        count=n,
+        flops=k.flops * n,
+        bytes=k.bytes * n,
+        arithmetic_intensity=k.flops / k.bytes if k.bytes else 0.0,
+        ops_per_byte=peak / g.memory_bandwidth_bytes_per_s,
+        limiter=limiter,
+        math_time_s=math_s * n,
+        memory_time_s=mem_s * n,
+        predicted_time_s=float(priced.times_s[index]) * n,
+    )
 
 
 # The name the package exports at its top level (dlperf_widgets.price_workload).

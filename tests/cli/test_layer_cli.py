@@ -147,6 +147,23 @@ def test_layer_attention_and_forward_only(capsys):
     assert {p["pass"] for p in d["passes"]} == {"forward"}
 
 
+def test_layer_attention_json_is_the_python_view(capsys):
+    """`dlperf layer attention --json` gives the passes and totals of layer('attention'),
+    the view of the step's kernel list: same ops, shapes and times; --qkv separate gives
+    three projection GEMMs of hidden outputs each."""
+    from dlperf_widgets.core.layers import layer
+
+    argv = ["--batch", "4", "--seq-len", "256", "--hidden", "512", "--heads", "8"]
+    d = _json(capsys, "layer", "attention", *argv, "--gpu", "A100")
+    r = layer("attention", batch=4, seq_len=256, hidden=512, heads=8, gpu="A100")
+    assert [(p["op"], p["pass"]) for p in d["passes"]] == [(p.op, p.pass_) for p in r.passes]
+    assert d["predicted_time_s"] == r.predicted_time_s
+    fwd = d["passes"][0]
+    assert (fwd["op"], fwd["m"], fwd["n"], fwd["k"]) == ("qkv_projection", 4 * 256, 3 * 512, 512)
+    sep = _json(capsys, "layer", "attention", *argv, "--qkv", "separate")["passes"][0]
+    assert (sep["op"], sep["n"], sep["count"]) == ("q_k_v_projections", 512, 3)
+
+
 def test_every_kind_runs_from_the_cli(capsys):
     """Each kind of LAYER_KINDS runs with its defaults and prints a table."""
     for kind in LAYER_KINDS:
@@ -213,6 +230,11 @@ def test_model_transformer_json(capsys):
         (
             ["layer", "attention", "--hidden", "1000", "--heads", "16"],
             "'heads' must divide hidden (1000)",
+        ),
+        (["layer", "attention", "--dtype", "int8"], "for an attention layer (got 'int8')"),
+        (
+            ["layer", "attention", "--batch", "65536", "--seq-len", "4096"],
+            "'batch' x 'seq_len' must be at most",
         ),
         (["layer", "relu", "--kernel-size", "3"], "'kernel_size' is not an option of relu"),
         (["layer", "relu", "--shape", "4,x,2"], "'shape' must be comma-separated"),

@@ -10,7 +10,7 @@ import pytest
 
 from dlperf_widgets import layer as public_layer
 from dlperf_widgets.core.errors import InvalidParameter
-from dlperf_widgets.core.gemm import gemm
+from dlperf_widgets.core.gemm import gemm, gemm_sweep
 from dlperf_widgets.core.layers import LAYER_KINDS, LayerResult, layer
 
 
@@ -245,13 +245,158 @@ def test_attention_forward_flops_match_the_textbook_formula():
 
 
 def test_attention_separate_qkv_is_three_gemms_of_the_same_work():
-    """Separate projections: three GEMMs with M = h instead of one with M = 3h."""
+    """Separate projections: three GEMMs of h outputs (N = h) instead of one of 3h, on the
+    same T = batch x seq_len tokens (M)."""
     kw = dict(batch=2, seq_len=128, hidden=512, heads=8)
     cat = layer("attention", qkv="concatenated", **kw).pass_named("forward", "qkv_projection")
     sep = layer("attention", qkv="separate", **kw).pass_named("forward", "q_k_v_projections")
-    assert (cat.m, cat.count) == (3 * 512, 1)
-    assert (sep.m, sep.count) == (512, 3)
+    assert (cat.m, cat.n, cat.k, cat.count) == (2 * 128, 3 * 512, 512, 1)
+    assert (sep.m, sep.n, sep.k, sep.count) == (2 * 128, 512, 512, 3)
     assert sep.flops == cat.flops
+
+
+def _gemm_s(m, n, k, batch=1, dtype="fp16", gpu="A100"):
+    """One GEMM's predicted time from the GEMM model, called directly."""
+    return float(gemm_sweep(m, n, k, batch=batch, dtype=dtype, gpu=gpu).predicted_time_s)
+
+
+def test_attention_gemms_are_the_gemm_model_summed_by_hand():
+    """The attention layer's GEMM passes are the textbook GEMMs of the block, each priced by
+    the GEMM model called directly: projections over T = batch x seq tokens (Q/K/V: 3h
+    outputs, output projection: h, each with an input and a weight gradient), and per head
+    Q K^T, P V with their two activation gradients each (Vaswani et al. 2017)."""
+    b, s, h, a = 8, 512, 1024, 16
+    t, d, bh = b * s, h // a, b * a
+    r = layer("attention", batch=b, seq_len=s, hidden=h, heads=a, dtype="fp16", gpu="A100")
+    by_hand = [
+        (t, 3 * h, h, 1), (t, h, 3 * h, 1), (h, 3 * h, t, 1),  # QKV: forward, dgrad, wgrad
+        (t, h, h, 1), (t, h, h, 1), (h, h, t, 1),  # output projection
+        (s, s, d, bh), (s, d, s, bh), (d, s, s, bh),  # Q K^T, dQ = dS K, dK = dS^T Q
+        (s, d, s, bh), (s, s, d, bh), (s, d, s, bh),  # P V, dP = dO V^T, dV = P^T dO
+    ]  # fmt: skip
+    gemms = [p for p in r.passes if p.is_gemm]
+    assert sorted((p.m, p.n, p.k, p.batch) for p in gemms) == sorted(by_hand)
+    expected = sum(_gemm_s(*shape) for shape in by_hand)
+    assert sum(p.predicted_time_s for p in gemms) == pytest.approx(expected, rel=1e-12)
+    assert sum(p.flops for p in gemms) == sum(2.0 * m * n * k * bt for m, n, k, bt in by_hand)
+
+
+def test_attention_softmax_keeps_the_memory_limited_model():
+    """The softmax over the batch x heads x S x S scores costs what core.memlimited's
+    softmax of that many elements costs, forward and backward, with the same bytes (the
+    figures the layer gave before it became a view of the kernel list, which were right)."""
+    from dlperf_widgets.core.memlimited import memory_op
+
+    b, s, h, a = 4, 384, 768, 12
+    r = layer("attention", batch=b, seq_len=s, hidden=h, heads=a, dtype="fp16", gpu="A100")
+    fwd, bwd = memory_op("softmax", elements=b * a * s * s, dtype="fp16", gpu="A100")
+    assert r.pass_named("forward", "attention_softmax").predicted_time_s == pytest.approx(
+        fwd.predicted_time_s, rel=1e-12
+    )
+    # the kernel list counts the backward's operations as the forward's (5 per element,
+    # memlimited 4): memory-bound either way, the time differs in the sixth digit
+    assert r.pass_named("backward", "attention_softmax").predicted_time_s == pytest.approx(
+        bwd.predicted_time_s, rel=1e-4
+    )
+    assert r.pass_named("backward", "attention_softmax").bytes == bwd.bytes
+
+
+def test_attention_in_fp32_is_gemms_plus_softmax_and_nothing_else():
+    """Without mixed precision (FP32) the layer's time is its twelve GEMMs and the softmax's
+    two passes, nothing more: the view adds no kernel the block does not run."""
+    r = layer("attention", batch=2, seq_len=256, hidden=512, heads=8, dtype="fp32", gpu="A100")
+    ops = {p.op for p in r.passes}
+    assert ops == {"qkv_projection", "scores_qk", "attention_softmax", "context_pv",
+                   "output_projection"}  # fmt: skip
+    assert len(r.passes) == 14
+
+
+def test_attention_keeps_its_weights_in_its_dtype():
+    """Like every layer kind (and `dlperf time layer`, which runs it with weights in the
+    dtype), the attention layer in FP16 runs its GEMMs and softmax and no cast of FP32
+    master weights; a forward-only layer has the same forward passes."""
+    h = 1024
+    r = layer("attention", batch=8, seq_len=512, hidden=h, heads=16, dtype="fp16")
+    assert not [p for p in r.passes if "cast" in p.op]
+    assert len(r.passes) == 14
+    inference = layer("attention", batch=8, seq_len=512, hidden=h, heads=16, training=False)
+    assert {p.pass_ for p in inference.passes} == {"forward"}
+    for op in ("qkv_projection", "scores_qk", "context_pv", "output_projection"):
+        assert inference.pass_named("forward", op).predicted_time_s == pytest.approx(
+            r.pass_named("forward", op).predicted_time_s, rel=1e-12
+        )
+
+
+def test_fp8_attention_casts_each_gemm_input():
+    """An FP8 (E4M3) GEMM reads its input in FP8: each projection's input is cast from BF16
+    first (read 2 B, write 1 B per element, as Transformer Engine's recipes do), and the
+    attention core stays in 16 bits."""
+    b, s, h = 2, 256, 512
+    r = layer("attention", batch=b, seq_len=s, hidden=h, heads=8, dtype="fp8_e4m3", gpu="H100")
+    cast = r.pass_named("forward", "qkv_projection.input_cast")
+    assert cast.bytes == b * s * h * (2 + 1)
+    assert r.pass_named("forward", "output_projection.input_cast").bytes == b * s * h * (2 + 1)
+    assert not [p for p in r.passes if "weight_cast" in p.op]
+
+
+def test_attention_layer_is_the_transformers_attention_block():
+    """One description: the attention layer's passes have the same FLOPs and times as the
+    attention block of the transformer's class breakdown (core.network.transformer, a view
+    of the same kernel list), one layer of it."""
+    from dlperf_widgets.core.network import transformer
+
+    kw = dict(hidden=512, heads=8, seq_len=256, batch=4, dtype="fp16", gpu="A100")
+    r = layer("attention", **kw)
+    net = transformer(layers=1, vocab=1000, **kw)
+    pairs = {
+        "qkv_projection": "block.qkv_projection",
+        "scores_qk": "block.scores_qk",
+        "attention_softmax": "block.attention_softmax",
+        "context_pv": "block.context_pv",
+        "output_projection": "block.output_projection",
+    }
+    for mine, theirs in pairs.items():
+        a = [p for p in r.passes if p.op == mine]
+        b = [p for p in net.ops if p.op == theirs]
+        assert sum(p.flops for p in a) == sum(p.flops for p in b), mine
+        assert sum(p.predicted_time_s for p in a) == pytest.approx(
+            sum(p.predicted_time_s for p in b), rel=1e-12
+        ), mine
+
+
+def test_attention_separate_projections_are_three_output_projections():
+    """Separate Q, K and V: three GEMMs, each of the output projection's shape (T x h x h),
+    priced by the GEMM model; the concatenated projection is faster on the same FLOPs."""
+    b, s, h = 8, 512, 1024
+    kw = dict(batch=b, seq_len=s, hidden=h, heads=16, dtype="fp16", gpu="A100")
+    sep = layer("attention", qkv="separate", **kw)
+    cat = layer("attention", qkv="concatenated", **kw)
+    fwd = sep.pass_named("forward", "q_k_v_projections")
+    assert fwd.predicted_time_s == pytest.approx(3 * _gemm_s(b * s, h, h), rel=1e-12)
+    assert fwd.flops == cat.pass_named("forward", "qkv_projection").flops
+    assert sep.predicted_time_s > cat.predicted_time_s
+
+
+def test_attention_gemm_limiters_are_the_gemm_models():
+    """Each GEMM pass says what limits it as the GEMM model does for that shape: a small
+    layer's projections are too small to fill the GPU ('latency'), which a comparison of
+    math and DRAM time alone would call math- or memory-bound."""
+    b, s, h, a = 1, 64, 256, 4
+    r = layer("attention", batch=b, seq_len=s, hidden=h, heads=a, dtype="fp16", gpu="A100")
+    for p in r.passes:
+        if p.is_gemm:
+            expected = gemm_sweep(p.m, p.n, p.k, batch=p.batch, dtype="fp16", gpu="A100")
+            assert p.limiter == str(expected.limiter), (p.op, p.pass_)
+    assert r.pass_named("forward", "qkv_projection").limiter == "latency"
+
+
+def test_attention_backward_runs_in_reverse_order():
+    """The backward passes are listed in the order autograd runs them: the output
+    projection's first, the Q/K/V projection's last."""
+    r = layer("attention")
+    back = [p.op.split(".")[0] for p in r.passes if p.pass_ != "forward"]
+    assert back[0] == "output_projection" and back[-1] == "qkv_projection"
+    assert back.index("context_pv") < back.index("attention_softmax") < back.index("scores_qk")
 
 
 def test_embedding_and_vocab_projection():
@@ -319,6 +464,13 @@ def test_totals_add_up():
         ("conv2d", {"layout": "nhcw"}, "'layout' must be one of nhwc, nchw"),
         ("conv2d", {"kernel_size": (3, 3, 3)}, "'kernel_size' must be an integer or a pair"),
         ("attention", {"hidden": 1000, "heads": 16}, "'heads' must divide hidden (1000)"),
+        ("attention", {"heads": 0}, "'heads' must be a positive integer (got 0)"),
+        ("attention", {"seq_len": 2**23}, "'seq_len' must be"),
+        ("attention", {"hidden": 2**21, "heads": 1}, "'hidden' must be"),
+        ("attention", {"batch": 2**16, "seq_len": 2**11}, "'batch' x 'seq_len' must be at most"),
+        ("attention", {"qkv": "split"}, "'qkv' must be one of concatenated, separate"),
+        ("attention", {"dtype": "int8"}, "'dtype' must be one of fp32, tf32, fp16, bf16"),
+        ("attention", {"dtype": "fp64"}, "for an attention layer (got 'fp64')"),
         ("lstm", {"seq_len": 0}, "'seq_len' must be a positive integer"),
         ("relu", {"kernel_size": 3}, "'kernel_size' is not an option of relu"),
         ("linear", {"training": "yes"}, "'training' must be True or False"),

@@ -68,6 +68,19 @@ def test_layer_bad_size_is_inline(close_after, error_count):
     assert w.result is before
 
 
+def test_attention_layer_in_a_dtype_it_cannot_train_in_is_inline(close_after, error_count):
+    """The attention layer is a view of the step's kernel list, which has no int8 recipe:
+    choosing int8 shows the one sentence naming 'dtype' inline and keeps the last result;
+    the widget's result is the core's."""
+    w = LayerChecklist("attention", gpu="A100")
+    close_after(w)
+    before = w.result
+    assert before.to_dict() == layer("attention", gpu="A100").to_dict()
+    w.controls["dtype"].value = "int8"
+    assert error_count(w) == 1 and "for an attention layer (got 'int8')" in w.error
+    assert w.result is before
+
+
 def test_network_breakdown_pattern(close_after):
     """Tensor contractions: nearly all FLOPs, a clearly smaller share of runtime."""
     w = NetworkBreakdown(layers=4)
