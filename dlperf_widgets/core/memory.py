@@ -971,9 +971,11 @@ def saved_activation_bytes(
             parts["attention"] += 2 * nh * p
         if mode != "selective":
             scores = float(a) * s * s * b
-            parts["attention_scores"] += (fp32 - p) * scores + (
-                p * scores if autocast and not drop else 0.0
-            )
+            # transformers' eager attention upcasts softmax to FP32 itself; under autocast the
+            # kernel list already holds the FP32 probabilities and their 16-bit cast
+            if not autocast:
+                parts["attention_scores"] += (fp32 - p) * scores
+            # transformers casts the probabilities back before dropout: a CPU mask in 16 bits
             parts["attention_scores"] += cpu_mask("attention dropout", p)
     elif gpt2 and dev == "cpu":
         parts["attention"] += 2 * nh * p
