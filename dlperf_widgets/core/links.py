@@ -16,7 +16,7 @@ from .errors import InvalidParameter
 from .gpus import Gpu, _read_csv
 from .results import ResultMixin
 
-__all__ = ["Interconnect", "default_links", "interconnect", "interconnect_names"]
+__all__ = ["Interconnect", "default_links", "interconnect", "interconnect_names", "server_link"]
 
 
 @dataclass(frozen=True)
@@ -82,3 +82,20 @@ def default_links(g: Gpu) -> tuple[Interconnect, Interconnect]:
     if "pcie" in g.name.lower():
         intra = "PCIe5" if g.architecture == "hopper" else "PCIe4"
     return interconnect(intra), interconnect(inter)
+
+
+def server_link(network: str | Interconnect) -> Interconnect:
+    """The NVLink inside the servers a network link connects: the pairs of
+    ``_DEFAULT_LINKS`` (HDR with A100's NVLink3, NDR with H100's NVLink4, XDR with B200's
+    NVLink5)."""
+    li = interconnect(network)
+    for intra, inter in _DEFAULT_LINKS.values():
+        if interconnect(inter).name == li.name:
+            return interconnect(intra)
+    raise InvalidParameter(
+        f"'link' must be a network link between servers ({', '.join(_NETWORKS)}) "
+        f"(got {describe(li.name)})"
+    )
+
+
+_NETWORKS = tuple(dict.fromkeys(inter for _, inter in _DEFAULT_LINKS.values()))
