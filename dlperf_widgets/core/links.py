@@ -84,18 +84,18 @@ def default_links(g: Gpu) -> tuple[Interconnect, Interconnect]:
     return interconnect(intra), interconnect(inter)
 
 
+# The NVLink of the servers each network links (interconnects.csv, 'gpus': HDR with A100
+# clusters, NDR with H100, XDR with B200).
+_SERVER_OF_NETWORK = {"IB-HDR": "NVLink3", "IB-NDR": "NVLink4", "IB-XDR": "NVLink5"}
+
+
 def server_link(network: str | Interconnect) -> Interconnect:
-    """The NVLink inside the servers a network link connects: the pairs of
-    ``_DEFAULT_LINKS`` (HDR with A100's NVLink3, NDR with H100's NVLink4, XDR with B200's
-    NVLink5)."""
+    """The NVLink inside the servers that a network link connects (HDR: A100's NVLink3,
+    NDR: H100's NVLink4, XDR: B200's NVLink5)."""
     li = interconnect(network)
-    for intra, inter in _DEFAULT_LINKS.values():
-        if interconnect(inter).name == li.name:
-            return interconnect(intra)
-    raise InvalidParameter(
-        f"'link' must be a network link between servers ({', '.join(_NETWORKS)}) "
-        f"(got {describe(li.name)})"
-    )
-
-
-_NETWORKS = tuple(dict.fromkeys(inter for _, inter in _DEFAULT_LINKS.values()))
+    if li.name not in _SERVER_OF_NETWORK:
+        raise InvalidParameter(
+            f"'link' must be a network link between servers ({', '.join(_SERVER_OF_NETWORK)}) "
+            f"(got {describe(li.name)})"
+        )
+    return interconnect(_SERVER_OF_NETWORK[li.name])
