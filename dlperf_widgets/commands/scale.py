@@ -174,6 +174,12 @@ def _step_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attention", default="flash2", help="eager | flash1 | flash2 | sdpa (flash2)")
     p.add_argument("--recompute", default="none", help="none | selective | full (none)")
     p.add_argument("--kernels", action="store_true", help="show which kernels take the step's time")
+    p.add_argument(
+        "--nics-per-node",
+        type=int_arg("nics_per_node"),
+        default=None,
+        help="network ports per 8-GPU server (one per GPU; 1: one port per server)",
+    )
 
 
 def _step_run(a: argparse.Namespace) -> object:
@@ -197,6 +203,7 @@ def _step_run(a: argparse.Namespace) -> object:
         model=a.model,
         attention=a.attention,
         recompute=a.recompute,
+        nics_per_node=a.nics_per_node,
     )
     if a.kernels and result.priced is not None:
         return result.priced.breakdown()

@@ -69,6 +69,11 @@ def test_pipeline_collective_step(capsys):
     out = _json(capsys, ["step", "--gpus", "16", "--tensor-parallel", "2", "--global-batch", "64"])
     ref = step_time(gpus=16, tensor_parallel=2, global_batch=64)
     assert out["step_s"] == pytest.approx(ref.step_s) and out["mfu"] == pytest.approx(ref.mfu)
+    # one port per server: the gradient all-reduce across the 2 servers takes longer
+    argv = ["step", "--gpus", "16", "--global-batch", "64", "--no-overlap", "--nics-per-node", "1"]
+    one = _json(capsys, argv)
+    every = step_time(gpus=16, global_batch=64, overlap=False)
+    assert one["data_parallel_s"] > 4 * every.data_parallel_s
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 
 from dlperf_widgets.core.errors import InvalidParameter
 from dlperf_widgets.core.links import interconnect, server_link
-from dlperf_widgets.core.scaleout import allgather_time, allreduce_time, collective
+from dlperf_widgets.core.scaleout import allgather_time, allreduce_time, collective, step_time
 from dlperf_widgets.core.topology import group_per_node, topology_bandwidth
 from dlperf_widgets.core.workload import price, workload, workload_constants
 
@@ -125,6 +125,7 @@ def test_all_to_all_does_not_aggregate_nics():
         (lambda: collective(1e9, 64, link="IB-NDR", gpus_per_node=-8), "'gpus_per_node' must be"),
         (lambda: price(workload("llama-2-7b", data_parallel=16), nics_per_node=1.5), "'nics_per_node'"),
         (lambda: server_link("NVLink4"), "'link' must be a network link"),
+        (lambda: step_time(gpus=16, global_batch=64, nics_per_node=0), "'nics_per_node' must be"),
     ],
 )  # fmt: skip
 def test_bad_topology_input(call, match):
