@@ -130,10 +130,23 @@ def _coll_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("ranks", type=int_arg("ranks"), help="GPUs in the ring")
     p.add_argument("--link", default="NVLink4", help=f"{' | '.join(interconnect_names())}")
     p.add_argument("--kind", default="all-reduce", help=f"{' | '.join(COLLECTIVES)}")
+    p.add_argument(
+        "--gpus-per-node",
+        type=int_arg("gpus_per_node"),
+        default=None,
+        help="GPUs per server when --link is a network link (8)",
+    )
+    p.add_argument(
+        "--nics-per-node",
+        type=int_arg("nics_per_node"),
+        default=None,
+        help="NICs per server on a network link (one per GPU; 1: one flat ring through one NIC)",
+    )
 
 
 def _coll_run(a: argparse.Namespace) -> object:
-    return collective(a.size_bytes, a.ranks, link=a.link, kind=a.kind)
+    return collective(a.size_bytes, a.ranks, link=a.link, kind=a.kind,
+                      gpus_per_node=a.gpus_per_node, nics_per_node=a.nics_per_node)  # fmt: skip
 
 
 # -- step -----------------------------------------------------------------------------------
@@ -161,6 +174,12 @@ def _step_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attention", default="flash2", help="eager | flash1 | flash2 | sdpa (flash2)")
     p.add_argument("--recompute", default="none", help="none | selective | full (none)")
     p.add_argument("--kernels", action="store_true", help="show which kernels take the step's time")
+    p.add_argument(
+        "--nics-per-node",
+        type=int_arg("nics_per_node"),
+        default=None,
+        help="network ports per 8-GPU server (one per GPU; 1: one port per server)",
+    )
 
 
 def _step_run(a: argparse.Namespace) -> object:
@@ -184,6 +203,7 @@ def _step_run(a: argparse.Namespace) -> object:
         model=a.model,
         attention=a.attention,
         recompute=a.recompute,
+        nics_per_node=a.nics_per_node,
     )
     if a.kernels and result.priced is not None:
         return result.priced.breakdown()

@@ -16,7 +16,7 @@ from .errors import InvalidParameter
 from .gpus import Gpu, _read_csv
 from .results import ResultMixin
 
-__all__ = ["Interconnect", "default_links", "interconnect", "interconnect_names"]
+__all__ = ["Interconnect", "default_links", "interconnect", "interconnect_names", "server_link"]
 
 
 @dataclass(frozen=True)
@@ -82,3 +82,20 @@ def default_links(g: Gpu) -> tuple[Interconnect, Interconnect]:
     if "pcie" in g.name.lower():
         intra = "PCIe5" if g.architecture == "hopper" else "PCIe4"
     return interconnect(intra), interconnect(inter)
+
+
+# The NVLink of the servers each network links (interconnects.csv, 'gpus': HDR with A100
+# clusters, NDR with H100, XDR with B200).
+_SERVER_OF_NETWORK = {"IB-HDR": "NVLink3", "IB-NDR": "NVLink4", "IB-XDR": "NVLink5"}
+
+
+def server_link(network: str | Interconnect) -> Interconnect:
+    """The NVLink inside the servers that a network link connects (HDR: A100's NVLink3,
+    NDR: H100's NVLink4, XDR: B200's NVLink5)."""
+    li = interconnect(network)
+    if li.name not in _SERVER_OF_NETWORK:
+        raise InvalidParameter(
+            f"'link' must be a network link between servers ({', '.join(_SERVER_OF_NETWORK)}) "
+            f"(got {describe(li.name)})"
+        )
+    return interconnect(_SERVER_OF_NETWORK[li.name])

@@ -17,7 +17,9 @@
 - **Collectives** on the ring algorithm (Patarasuk & Yuan 2009; Thakur et al. 2005): an
   all-reduce of S bytes over n ranks is a reduce-scatter and an all-gather, 2 (n - 1)
   steps, each sending S / n bytes: time 2 (n - 1) alpha + 2 (n - 1)/n S / B with alpha the
-  per-message latency and B the link's one-way bandwidth.
+  per-message latency and B the link's one-way bandwidth. Between servers NCCL runs one ring
+  per NIC, so a group with k GPUs in each server moves at k NICs' bandwidth per server, not
+  one (:mod:`.topology`).
 - **Overlap.** Data-parallel gradients are all-reduced in buckets while the backward pass
   still runs (Li et al. 2020, "PyTorch Distributed: Experiences on Accelerating Data
   Parallel Training", section 3.2.3), so only the part that outlasts the backward pass of
@@ -53,9 +55,10 @@ from .dtypes import dtype as _dtype
 from .errors import InvalidParameter
 from .gpus import Gpu
 from .gpus import gpu as _gpu
-from .links import Interconnect, default_links, interconnect, interconnect_names
+from .links import Interconnect, default_links, interconnect, interconnect_names, server_link
 from .parallel import allgather_bytes, allreduce_bytes
 from .results import ResultMixin
+from .topology import group_per_node, topology_bandwidth
 from .workload import PRECISIONS, LlmSpec, WorkloadTime, llm, price, workload
 
 __all__ = [
@@ -80,12 +83,66 @@ __all__ = [
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
 
 
-def _bandwidth_latency(link: Any, bandwidth: Any, latency: Any) -> tuple[float, float]:
+def _network_server_link(li: Interconnect, intra_link: Any) -> Interconnect:
+    """The link inside the servers that ``li`` (a network link) connects."""
+    if intra_link is not None:
+        return interconnect(intra_link)
+    return server_link(li)
+
+
+def _bandwidth_latency(
+    link: Any,
+    bandwidth: Any,
+    latency: Any,
+    op: str = "all-reduce",
+    ranks: int = 1,
+    gpus_per_node: Any = None,
+    nics_per_node: Any = None,
+    intra_link: Any = None,
+) -> tuple[float, float]:
+    """One-way (bus) bandwidth and per-step latency of a ring collective.
+
+    An NVLink or PCIe link: one server, every rank on that link. A network link: the ranks
+    fill servers of ``gpus_per_node`` GPUs (8 unless given), the rings run over NVLink
+    inside a server and through every NIC between servers (:mod:`.topology`; NCCL's one ring
+    per NIC), ``nics_per_node`` NICs per server (one per GPU unless given; 1 is the flat
+    count of one ring through a single NIC per server).
+    """
     if link is not None:
         li = interconnect(link)
-        return li.bandwidth_bytes_per_s, li.latency_s
+        network = li.kind == "infiniband"
+        if not network:
+            for name, value in (("gpus_per_node", gpus_per_node), ("nics_per_node", nics_per_node),
+                                ("intra_link", intra_link)):  # fmt: skip
+                if value is not None:
+                    raise InvalidParameter(
+                        f"'{name}' applies to a network link between servers, not to {li.name} "
+                        f"(got {describe(value)})"
+                    )
+            return li.bandwidth_bytes_per_s, li.latency_s
+        npn = check_int("gpus_per_node", 8 if gpus_per_node is None else gpus_per_node,
+                        maximum=1024, allow_array=False)  # fmt: skip
+        nics = check_int("nics_per_node", npn if nics_per_node is None else nics_per_node,
+                         maximum=1024, allow_array=False)  # fmt: skip
+        if ranks <= npn:
+            raise InvalidParameter(
+                f"'ranks' must exceed gpus_per_node ({npn}) for a collective over {li.name} "
+                f"between servers of {npn} GPUs; pass gpus_per_node=1 for one GPU per server "
+                f"(got {ranks})"
+            )
+        intra = _network_server_link(li, intra_link)
+        k = group_per_node(ranks, 1, npn)
+        bw = topology_bandwidth(op, ranks, k, npn, nics, intra.bandwidth_bytes_per_s,
+                                li.bandwidth_bytes_per_s)  # fmt: skip
+        return bw, max(li.latency_s, intra.latency_s)
     if bandwidth is None:
         raise InvalidParameter("'link' or 'bandwidth_bytes_per_s' must be given (got neither)")
+    for name, value in (("gpus_per_node", gpus_per_node), ("nics_per_node", nics_per_node),
+                        ("intra_link", intra_link)):  # fmt: skip
+        if value is not None:
+            raise InvalidParameter(
+                f"'{name}' needs a network link, not a bandwidth (got {describe(value)})"
+            )
     # at least 1 B/s: a subnormal bandwidth made every time overflow to inf
     bw = check_number("bandwidth_bytes_per_s", bandwidth, minimum=1)
     lat = check_number("latency_s", 0.0 if latency is None else latency, minimum=0, maximum=1e6)
@@ -93,12 +150,14 @@ def _bandwidth_latency(link: Any, bandwidth: Any, latency: Any) -> tuple[float, 
 
 
 def _ring_time(
-    size_bytes: Any, ranks: int, link: Any, bandwidth: Any, latency: Any, passes: int
-) -> Any:
+    size_bytes: Any, ranks: int, link: Any, bandwidth: Any, latency: Any, passes: int,
+    topology: dict[str, Any] | None = None,
+) -> Any:  # fmt: skip
     """``passes`` rounds of n - 1 ring steps, each sending S / n bytes (1: all-gather or
     reduce-scatter; 2: all-reduce)."""
     n = check_int("ranks", ranks, allow_array=False)
-    bw, lat = _bandwidth_latency(link, bandwidth, latency)
+    op = "all-reduce" if passes == 2 else "all-gather"
+    bw, lat = _bandwidth_latency(link, bandwidth, latency, op, n, **(topology or {}))
     s = as_floats("size_bytes", size_bytes, "non-negative")
     if (s < 0).any() or not np.isfinite(s).all() or (s > MAX_PRODUCT).any():
         raise InvalidParameter(
@@ -115,9 +174,21 @@ def allreduce_time(
     link: str | Interconnect | None = None,
     bandwidth_bytes_per_s: float | None = None,
     latency_s: float | None = None,
+    gpus_per_node: int | None = None,
+    nics_per_node: int | None = None,
+    intra_link: str | Interconnect | None = None,
 ) -> Any:
-    """Ring all-reduce time: 2 (n - 1) alpha + 2 (n - 1)/n S / B (vectorised over S)."""
-    return _ring_time(size_bytes, ranks, link, bandwidth_bytes_per_s, latency_s, 2)
+    """Ring all-reduce time: 2 (n - 1) alpha + 2 (n - 1)/n S / B (vectorised over S).
+
+    B is ``bandwidth_bytes_per_s``, or the one-way bandwidth of ``link``. Over a network
+    link (InfiniBand) the ranks fill servers of ``gpus_per_node`` GPUs (8) and B is the bus
+    bandwidth of NCCL's rings through every NIC, ``nics_per_node`` per server (one per
+    GPU): min(k b, k B_nvl / (k - 1)) for k GPUs per server (:mod:`.topology`), with
+    ``intra_link`` (the NVLink found with that network) inside the server.
+    """
+    topo = {"gpus_per_node": gpus_per_node, "nics_per_node": nics_per_node,
+            "intra_link": intra_link}  # fmt: skip
+    return _ring_time(size_bytes, ranks, link, bandwidth_bytes_per_s, latency_s, 2, topo)
 
 
 def allgather_time(
@@ -127,14 +198,25 @@ def allgather_time(
     link: str | Interconnect | None = None,
     bandwidth_bytes_per_s: float | None = None,
     latency_s: float | None = None,
+    gpus_per_node: int | None = None,
+    nics_per_node: int | None = None,
+    intra_link: str | Interconnect | None = None,
 ) -> Any:
-    """Ring all-gather (or reduce-scatter) time: (n - 1) alpha + (n - 1)/n S / B."""
-    return _ring_time(size_bytes, ranks, link, bandwidth_bytes_per_s, latency_s, 1)
+    """Ring all-gather (or reduce-scatter) time: (n - 1) alpha + (n - 1)/n S / B, with B as
+    in :func:`allreduce_time`."""
+    topo = {"gpus_per_node": gpus_per_node, "nics_per_node": nics_per_node,
+            "intra_link": intra_link}  # fmt: skip
+    return _ring_time(size_bytes, ranks, link, bandwidth_bytes_per_s, latency_s, 1, topo)
 
 
 @dataclass(frozen=True)
 class CollectiveResult(ResultMixin):
-    """One ring collective on a link: bytes each rank sends, and the time."""
+    """One ring collective: bytes each rank sends, the bus bandwidth, and the time.
+
+    Inside a server (an NVLink or PCIe ``link``) ``gpus_per_node`` and ``nics_per_node``
+    are 0. Over a network link they give the servers and their NICs, and
+    ``bandwidth_bytes_per_s`` is the bus bandwidth of the rings through every NIC.
+    """
 
     kind: str
     size_bytes: float
@@ -144,6 +226,8 @@ class CollectiveResult(ResultMixin):
     bandwidth_bytes_per_s: float
     latency_s: float
     time_s: float
+    gpus_per_node: int = 0
+    nics_per_node: int = 0
 
     _units: ClassVar[dict[str, str]] = {
         "size_bytes": "B",
@@ -154,36 +238,56 @@ class CollectiveResult(ResultMixin):
     }
 
     def _title(self) -> str:
-        return (
-            f"Ring {self.kind} of {self.size_bytes:,.0f} B over {self.ranks} ranks on {self.link}"
-        )
+        where = self.link
+        if self.gpus_per_node:
+            where = (f"{self.link} between servers of {self.gpus_per_node} GPUs, "
+                     f"{self.nics_per_node} NIC(s) each")  # fmt: skip
+        return f"Ring {self.kind} of {self.size_bytes:,.0f} B over {self.ranks} ranks on {where}"
 
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter")
 
 
 def collective(
-    size_bytes: float, ranks: int, *, link: str | Interconnect = "NVLink4", kind: str = "all-reduce"
+    size_bytes: float,
+    ranks: int,
+    *,
+    link: str | Interconnect = "NVLink4",
+    kind: str = "all-reduce",
+    gpus_per_node: int | None = None,
+    nics_per_node: int | None = None,
 ) -> CollectiveResult:
-    """Bytes and time of one ring collective of ``size_bytes`` over ``ranks`` on ``link``."""
+    """Bytes and time of one ring collective of ``size_bytes`` over ``ranks`` on ``link``.
+
+    Over a network link (InfiniBand) the ranks fill servers of ``gpus_per_node`` GPUs (8)
+    with ``nics_per_node`` NICs each (one per GPU), priced as NCCL runs it, one ring per
+    NIC (:func:`allreduce_time`); ``nics_per_node=1`` is the flat count of one ring through
+    a single NIC per server.
+    """
     # at most 2**62 bytes (4.6 EB), the kit's largest product of sizes: the bytes sent stay finite
     size = check_number("size_bytes", size_bytes, minimum=0, maximum=float(MAX_PRODUCT))
     n = check_int("ranks", ranks, maximum=1 << 20, allow_array=False)
     kind = check_choice("kind", kind, COLLECTIVES)
     li = interconnect(link)
-    if kind == "all-reduce":
-        sent, t = allreduce_bytes(size, n), allreduce_time(size, n, link=li)
-    else:
-        sent, t = allgather_bytes(size, n), allgather_time(size, n, link=li)
+    op = "all-reduce" if kind == "all-reduce" else "all-gather"
+    bw, lat = _bandwidth_latency(li, None, None, op, n, gpus_per_node, nics_per_node)
+    passes = 2 if kind == "all-reduce" else 1
+    sent = allreduce_bytes(size, n) if passes == 2 else allgather_bytes(size, n)
+    t = passes * ((n - 1) * lat + allgather_bytes(size, n) / bw) if n > 1 else 0.0
+    network = li.kind == "infiniband"
+    npn = (8 if gpus_per_node is None else int(gpus_per_node)) if network else 0
+    nics = (npn if nics_per_node is None else int(nics_per_node)) if network else 0
     return CollectiveResult(
         kind=kind,
         size_bytes=size,
         ranks=n,
         link=li.name,
         sent_bytes_per_rank=float(sent),
-        bandwidth_bytes_per_s=li.bandwidth_bytes_per_s,
-        latency_s=li.latency_s,
+        bandwidth_bytes_per_s=bw,
+        latency_s=lat,
         time_s=float(t),
+        gpus_per_node=npn,
+        nics_per_node=nics,
     )
 
 
@@ -566,6 +670,7 @@ def step_time(
     attention: str = "flash2",
     recompute: str = "none",
     sequence_parallel: bool | None = None,
+    nics_per_node: int | None = None,
 ) -> StepResult:
     """Predict one training step of a GPT-style model on ``gpus`` GPUs, its MFU and memory.
 
@@ -580,7 +685,8 @@ def step_time(
     ``model`` (a name or :class:`.workload.LlmSpec`) replaces the GPT shape given by
     ``layers`` ... ``ffn_mult`` (GQA, gated MLPs); ``attention``, ``recompute`` and
     ``sequence_parallel`` are :func:`.workload.workload`'s options. ``dtype='fp8'`` trains
-    with FP8 GEMMs.
+    with FP8 GEMMs. Between servers a group uses every NIC next to its GPUs,
+    ``nics_per_node`` per server (one per GPU unless given; :mod:`.topology`).
     """
     L = check_int("layers", layers, maximum=1024, allow_array=False)
     h = check_int("hidden", hidden, maximum=1 << 17, allow_array=False)
@@ -649,7 +755,7 @@ def step_time(
                  tensor_parallel=tp, sequence_parallel=sequence_parallel, pipeline_parallel=pp,
                  pipeline_chunks=vv, grad_bytes=gbytes)  # fmt: skip
     pr = price(w, g, timing="eager", gpus_per_node=npn, intra_link=intra_link,
-               inter_link=inter_link, overlap=overlap)  # fmt: skip
+               inter_link=inter_link, overlap=overlap, nics_per_node=nics_per_node)  # fmt: skip
     intra, inter = default_links(g)
     if intra_link is not None:
         intra = interconnect(intra_link)

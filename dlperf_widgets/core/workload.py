@@ -61,6 +61,7 @@ from .gpus import gpu as _gpu
 from .links import Interconnect, default_links, interconnect
 from .memlimited import OP_CLASSES, PassResult, _cuda_peak
 from .results import ResultMixin, format_quantity
+from .topology import group_per_node, topology_bandwidth
 
 __all__ = [
     "ATTENTION_IMPLS",
@@ -1490,18 +1491,24 @@ def step_transients(w: Workload) -> tuple[float, float]:
     return logits_grad, gathered
 
 
-def _link_for(group_span: int, gpus_per_node: int, intra: Interconnect,
-              inter: Interconnect) -> tuple[float, float]:  # fmt: skip
-    """Per-rank one-way bandwidth and latency of a ring over ``group_span`` consecutive GPUs.
+def _link_for(k: Kernel, stride: int, gpus_per_node: int, nics_per_node: int,
+              intra: Interconnect, inter: Interconnect, eff_link: float,
+              eff_net: float) -> tuple[float, float]:  # fmt: skip
+    """Bus bandwidth and per-step latency of collective ``k`` over the topology.
 
-    Inside a node the ring runs over NVLink. Across nodes each GPU sends through its own
-    NIC (NCCL builds one ring per NIC, so a ring over several 8-GPU nodes uses all 8 NICs
-    of each node): the ring's per-rank bandwidth is the slower of NVLink and one NIC.
+    Inside a server the rings run over NVLink. A group that spans servers uses every NIC its
+    GPUs sit next to (NCCL runs one ring per NIC; :mod:`.topology`): an 8-GPU data-parallel
+    group per server moves at 8 NICs per server, a group with one GPU per server at one.
+    ``eff_link`` and ``eff_net``: the shares of NVLink's and a NIC's one-way bandwidth a
+    collective sustains (data/kernel_efficiency.csv).
     """
-    if group_span <= gpus_per_node:
-        return intra.bandwidth_bytes_per_s, intra.latency_s
-    return (min(intra.bandwidth_bytes_per_s, inter.bandwidth_bytes_per_s),
-            max(intra.latency_s, inter.latency_s))  # fmt: skip
+    per_node = group_per_node(k.ranks, stride, gpus_per_node)
+    bw = topology_bandwidth(k.collective, k.ranks, per_node, gpus_per_node, nics_per_node,
+                            intra.bandwidth_bytes_per_s * eff_link,
+                            inter.bandwidth_bytes_per_s * eff_net)  # fmt: skip
+    if per_node >= k.ranks:
+        return bw, intra.latency_s
+    return bw, max(intra.latency_s, inter.latency_s)
 
 
 def _collective_time(k: Kernel, bw: float, lat: float) -> float:
@@ -1527,6 +1534,7 @@ def price(
     intra_link: str | None = None,
     inter_link: str | None = None,
     overlap: bool = True,
+    nics_per_node: int | None = None,
 ) -> WorkloadTime:
     """Price every kernel of ``w`` on ``gpu`` and assemble the step (the model's prediction).
 
@@ -1537,7 +1545,10 @@ def price(
       architecture, their IO at the achievable bandwidth; decode attention streams the cache.
     - Memory-bound kernels, casts and the optimizer: the achievable DRAM bandwidth of
       ``data/achievable.csv`` plus the device-side fixed cost per kernel.
-    - Collectives: rings over NVLink inside a node and the nodes' NICs across nodes.
+    - Collectives: rings over NVLink inside a node; across nodes a group uses every NIC
+      next to its GPUs, ``nics_per_node`` per node of ``gpus_per_node`` GPUs (default: one
+      NIC per GPU), as NCCL's one ring per NIC does (:mod:`.topology`); ``nics_per_node=1``
+      gives the pessimistic count of one flat ring through a single NIC per node.
 
     ``timing`` (core.assumptions' timing contexts): 'kernel' (the kernels' own durations
     summed), 'back-to-back' or its alias 'graph' (one CUDA graph launch, then the kernels
@@ -1551,6 +1562,8 @@ def price(
         timing = _TIMING_ALIASES[timing.strip().lower()]
     ctx = check_choice("timing", timing, TIMINGS)
     npn = check_int("gpus_per_node", gpus_per_node, allow_array=False, maximum=1024)
+    nics = npn if nics_per_node is None else check_int(
+        "nics_per_node", nics_per_node, allow_array=False, maximum=1024)  # fmt: skip
     overlap = check_bool("overlap", overlap)
     intra, inter = default_links(g)
     if intra_link is not None:
@@ -1615,13 +1628,13 @@ def price(
     # collectives over the topology
     tp, cp, pp = w.tensor_parallel, w.context_parallel, w.pipeline_parallel
     stride = {"tp": 1, "cp": tp, "pp": tp * cp, "ep": tp * cp * pp, "dp": tp * cp * pp}
-    comm_fixed = consts["collective_bandwidth"].value
+    eff_link = consts["collective_bandwidth"].value
+    eff_net = consts["network_bandwidth"].value
     for i, k in enumerate(ks):
         if k.kind != "collective":
             continue
-        span = k.ranks * stride[k.group]
-        lbw, lat = _link_for(span, npn, intra, inter)
-        times[i] = _collective_time(k, lbw * comm_fixed, lat)
+        lbw, lat = _link_for(k, stride[k.group], npn, nics, intra, inter, eff_link, eff_net)
+        times[i] = _collective_time(k, lbw, lat)
         memory_s[i] = times[i]
 
     compute = kinds != "collective"

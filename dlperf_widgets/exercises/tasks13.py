@@ -43,13 +43,25 @@ def _bigger_loss(p: Params) -> str:
     return "pipeline bubble" if _bubble_s(p) >= _stage_allreduce(p) else "all-reduce"
 
 
+def _bus_bandwidth(q: Params) -> float:
+    """The all-reduce's bus bandwidth across servers: NCCL's rings, one per network port,
+    each leaving the server through a different port (core.topology), with ``nics_per_node``
+    ports of ``nic_bandwidth`` per server of ``gpus_per_node`` GPUs and NVLink inside."""
+    from ..core.topology import topology_bandwidth
+
+    n, npn = q["ranks"], q["gpus_per_node"]
+    return topology_bandwidth("all-reduce", n, npn, npn, q["nics_per_node"], q["nvlink_bandwidth"],
+                              q["nic_bandwidth"])  # fmt: skip
+
+
 def _hidden_params(p: Params, **change: Any) -> float:
     """The most parameters whose gradients (``grad_bytes`` each) a ring all-reduce over
     ``ranks`` GPUs finishes within ``backward_s``, latency ignored: the ring sends
-    2 (n - 1) / n x S bytes per GPU (notebook 13), so S = t x B x n / (2 (n - 1))."""
+    2 (n - 1) / n x S bytes per GPU at the bus bandwidth B (notebook 13), so
+    S = t x B x n / (2 (n - 1))."""
     q = {**p, **change}
     n = q["ranks"]
-    size = q["backward_s"] * q["bandwidth"] * n / (2 * (n - 1))
+    size = q["backward_s"] * _bus_bandwidth(q) * n / (2 * (n - 1))
     return size / q["grad_bytes"]
 
 
@@ -112,14 +124,22 @@ TASKS = [
         question="most parameters whose BF16 gradient all-reduce over the 64 GPUs hides behind "
         "the backward pass (latency ignored)",
         kind="number",
-        params={"backward_s": 0.8, "ranks": 64, "bandwidth": 50e9, "grad_bytes": 2},
+        params={
+            "backward_s": 0.8,
+            "ranks": 64,
+            "gpus_per_node": 8,
+            "nics_per_node": 8,
+            "nic_bandwidth": 50e9,
+            "nvlink_bandwidth": 450e9,
+            "grad_bytes": 2,
+        },
         expected=_hidden_params,
         rel_tol=0.02,
         mistakes=(
             Mistake(
                 "factor 2 left out",
                 lambda p: [
-                    p["backward_s"] * p["bandwidth"] / p["grad_bytes"],
+                    p["backward_s"] * _bus_bandwidth(p) / p["grad_bytes"],
                     _hidden_params(p) * p["grad_bytes"],
                 ],
                 "about twice the answer: either the ring's factor is missing (each GPU sends "
@@ -127,14 +147,22 @@ TASKS = [
                 "is a size in bytes (each BF16 gradient takes 2 bytes).",
             ),
             Mistake(
+                "one port per server",
+                lambda p: _hidden_params(p, nics_per_node=1),
+                "that squeezes each server's traffic through one 50 GB/s port, one flat ring; "
+                "NCCL runs one ring per port, each leaving the server through a different one, "
+                "so the 8 ports carry it at once: 8 x 50 GB/s per server.",
+            ),
+            Mistake(
                 "NVLink",
-                lambda p: _hidden_params(p, bandwidth=450e9),
-                "450 GB/s is NVLink inside a server; a ring across 8 servers is bounded by "
-                "its slowest links, the 50 GB/s InfiniBand ports.",
+                lambda p: _hidden_params(p, nic_bandwidth=p["nvlink_bandwidth"]),
+                "450 GB/s is NVLink inside a server; across servers the rings are bounded by "
+                "the server's 8 InfiniBand ports, 8 x 50 GB/s.",
             ),
         ),
-        hint="solve 2 (n - 1) / n x S / B = backward time for S, then divide by 2 bytes per "
-        "gradient.",
+        hint="NCCL runs one ring per network port: the bus bandwidth across servers is 8 ports "
+        "x 50 GB/s; solve 2 (n - 1) / n x S / B = backward time for S, then divide by 2 bytes "
+        "per gradient.",
     ),
     Task(
         id="13.step_loss",

@@ -53,15 +53,27 @@ def test_blockformat_and_mfu(capsys):
 
 
 def test_pipeline_collective_step(capsys):
-    """pipeline, collective and step print the core's results as JSON."""
+    """pipeline, collective and step print the core's results as JSON; collective over a
+    network link spreads a server's traffic over its NICs unless told it has one."""
     out = _json(capsys, ["pipeline", "4", "8", "--schedule", "gpipe"])
     assert out["bubble_fraction"] == pytest.approx(3 / 11)
     assert out == json.loads(json.dumps(pipeline_schedule(4, 8, "gpipe").to_dict()))
     out = _json(capsys, ["collective", "1e9", "8", "--link", "NVLink4"])
     assert out == collective(1e9, 8, link="NVLink4").to_dict()
+    # across 8 NDR servers: NCCL's rings through all 8 NICs, and the flat one-NIC count
+    out = _json(capsys, ["collective", "14e9", "64", "--link", "IB-NDR"])
+    assert out["bandwidth_bytes_per_s"] == pytest.approx(400e9)
+    out = _json(capsys, ["collective", "14e9", "64", "--link", "IB-NDR", "--nics-per-node", "1"])
+    assert out == collective(14e9, 64, link="IB-NDR", nics_per_node=1).to_dict()
+    assert out["bandwidth_bytes_per_s"] == pytest.approx(50e9)
     out = _json(capsys, ["step", "--gpus", "16", "--tensor-parallel", "2", "--global-batch", "64"])
     ref = step_time(gpus=16, tensor_parallel=2, global_batch=64)
     assert out["step_s"] == pytest.approx(ref.step_s) and out["mfu"] == pytest.approx(ref.mfu)
+    # one port per server: the gradient all-reduce across the 2 servers takes longer
+    argv = ["step", "--gpus", "16", "--global-batch", "64", "--no-overlap", "--nics-per-node", "1"]
+    one = _json(capsys, argv)
+    every = step_time(gpus=16, global_batch=64, overlap=False)
+    assert one["data_parallel_s"] > 4 * every.data_parallel_s
 
 
 @pytest.mark.parametrize(
@@ -70,6 +82,8 @@ def test_pipeline_collective_step(capsys):
         (["fp8", "1", "--format", "fp16"], "'format' must be one of fp8_e4m3"),
         (["step", "--gpus", "12", "--tensor-parallel", "8"], "'gpus' must be a multiple"),
         (["collective", "1e6", "4", "--link", "wifi"], "'link' must be one of"),
+        (["collective", "1e6", "8", "--link", "IB-HDR"], "'ranks' must exceed gpus_per_node"),
+        (["collective", "1e6", "16", "--gpus-per-node", "8"], "'gpus_per_node' applies"),
         (["pipeline", "4", "x"], "'micro_batches' must be an integer"),
         (["blockformat", "mxfp9"], "'name' must be one of"),
     ],

@@ -120,14 +120,16 @@ def test_step_time_adds_up():
 def test_overlap_and_zero3():
     """Overlap hides gradient traffic behind compute. ZeRO-3 moves 3 Psi per pass against the
     all-reduce's 2 Psi (Rajbhandari et al. 2020, section 7), and FSDP gathers the weights and
-    reduce-scatters the gradients for every micro-batch: 1.5 m times the all-reduce."""
+    reduce-scatters the gradients for every micro-batch: 1.5 m times the all-reduce (within
+    5 %: for these 1 GB messages over 4 servers' NICs the all-reduce's latency terms, ring or
+    tree, differ by a few percent from the gathers')."""
     kw = dict(layers=8, hidden=2048, heads=16, seq_len=1024, global_batch=64, gpus=32, gpu="H100")
     on, off = step_time(overlap=True, **kw), step_time(overlap=False, **kw)
     assert off.data_parallel_exposed_s == off.data_parallel_s
     assert on.data_parallel_exposed_s < off.data_parallel_exposed_s
     z3 = step_time(zero=3, overlap=False, **kw)
     assert z3.micro_batches == 2
-    assert z3.data_parallel_s == pytest.approx(1.5 * 2 * off.data_parallel_s)
+    assert z3.data_parallel_s == pytest.approx(1.5 * 2 * off.data_parallel_s, rel=0.05)
 
 
 def test_bad_input():

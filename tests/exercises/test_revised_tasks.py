@@ -170,3 +170,15 @@ def test_fused_mlp_tail_is_bias_and_gelu():
     assert check("10.fused_bytes", 2 * 16 * 2**20 * 2).correct
     assert "unfused" in _hint("10.fused_bytes", 4 * 16 * 2**20 * 2)
     assert "writes its output" in _hint("10.fused_bytes", 16 * 2**20 * 2)
+
+
+def test_allreduce_budget_uses_every_port_of_a_server():
+    """13.allreduce_budget: 64 GPUs in 8 servers with 8 x 50 GB/s ports; NCCL's ring per port
+    gives a bus bandwidth of 8 x 50 = 400 GB/s (NVLink's 8/7 x 450 GB/s is not the bound), so
+    S = 0.8 s x 400 GB/s x 64 / 126 bytes, half as many BF16 parameters (81.3 billion). The
+    flat count through one port per server, 8 times fewer, is a named mistake."""
+    expected = 0.8 * 400e9 * 64 / (2 * 63) / 2
+    assert check("13.allreduce_budget", expected).correct
+    assert math.isclose(expected, 81.27e9, rel_tol=1e-3)
+    assert "one flat ring" in _hint("13.allreduce_budget", expected / 8)
+    assert "NVLink" in _hint("13.allreduce_budget", 0.8 * 8 / 7 * 450e9 * 64 / 126 / 2)

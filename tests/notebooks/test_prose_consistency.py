@@ -261,6 +261,26 @@ def _layouts13():  # type: ignore[no-untyped-def]
     }
 
 
+def _ar13(link: str, ranks: int, **kw: int) -> float:
+    """Notebook 13: the all-reduce of a 7B model's BF16 gradients (14 GB)."""
+    from dlperf_widgets.core.scaleout import collective
+
+    return collective(14e9, ranks, link=link, **kw).time_s
+
+
+def _busbw13(gpu: str, network: str) -> float:
+    """Notebook 13: the step model's all-reduce bus bandwidth (GB/s) over 8-GPU servers with
+    8 NICs each, at the calibrated shares of NVLink and of a NIC."""
+    from dlperf_widgets.core.links import interconnect, server_link
+    from dlperf_widgets.core.topology import topology_bandwidth
+    from dlperf_widgets.core.workload import workload_constants
+
+    c = workload_constants(gpu)
+    nvl = server_link(network).bandwidth_bytes_per_s * c["collective_bandwidth"].value
+    nic = interconnect(network).bandwidth_bytes_per_s * c["network_bandwidth"].value
+    return topology_bandwidth("all-reduce", 32, 8, 8, 8, nvl, nic) / 1e9
+
+
 def _fastest13() -> tuple[int, int, int]:
     layouts = _layouts13()
     return min(layouts, key=lambda k: layouts[k].step_s)
@@ -1012,6 +1032,28 @@ CLAIMS = [
     Claim(
         "13", "6e451af3", r"% to ([\d.]+) % for 8 stages", lambda: _bubble("interleaved", chunks=4)
     ),
+    Claim(
+        "13",
+        "1422b478",
+        r"only about ([\d.]+) times longer",
+        lambda: _ar13("IB-NDR", 64) / _ar13("NVLink4", 8),
+    ),
+    Claim(
+        "13",
+        "1422b478",
+        r"(\w+) times longer than inside",
+        lambda: _ar13("IB-NDR", 64, nics_per_node=1) / _ar13("NVLink4", 8),
+    ),
+    Claim(
+        "13",
+        "72113dc2",
+        r"pessimistic count, (\w+) times slower",
+        lambda: _ar13("IB-NDR", 64, nics_per_node=1) / _ar13("IB-NDR", 64),
+    ),
+    Claim("13", "1422b478", r"the model gives (\d+) and", lambda: _busbw13("A100", "IB-HDR")),
+    Claim(
+        "13", "1422b478", r"the model gives \d+ and (\d+) GB/s", lambda: _busbw13("H100", "IB-NDR")
+    ),
     Claim("13", "979121e2", r"shortest step here is TP (\d+) ×", lambda: _fastest13()[0]),
     Claim(
         "13",
@@ -1322,7 +1364,7 @@ CLAIMS += [
 ]
 
 
-_WORDS = {"two thirds": 2 / 3, "four": 4.0, "five": 5.0, "Eight": 8.0}
+_WORDS = {"two thirds": 2 / 3, "four": 4.0, "five": 5.0, "Eight": 8.0, "eight": 8.0, "ten": 10.0}
 
 
 def _cell(notebook: str, cell_id: str) -> str:
