@@ -24,6 +24,14 @@ PARTS = 2
 NOTEBOOK_TIMEOUT_S = float(os.environ.get("DLPERF_BROWSER_NOTEBOOK_TIMEOUT", "120"))
 
 
+def skip_module_if_unavailable() -> None:
+    """Skip the calling test module, with one reason, when playwright or Chromium is missing
+    (``python tools/ensure_browser.py`` installs them); call it at the module's top."""
+    why = labdriver.browser_unavailable_reason()
+    if why:
+        pytest.skip(why, allow_module_level=True)
+
+
 def notebook_params(part: int) -> list[Any]:
     """The notebooks at places ``part``, ``part + PARTS``, ... of the sorted list."""
     if not NOTEBOOKS:
@@ -31,6 +39,20 @@ def notebook_params(part: int) -> list[Any]:
             pytest.param(None, id="none", marks=pytest.mark.skip("notebooks/ has no notebook yet"))
         ]
     return [pytest.param(path.name, id=path.stem) for path in NOTEBOOKS[part::PARTS]]
+
+
+def notebook_test(part: int) -> Any:
+    """The test function of one part, for a test module to bind to a ``test_`` name."""
+
+    @pytest.mark.parametrize("name", notebook_params(part))
+    def test_notebook_runs_in_jupyterlab(
+        name: str, lab_page: Any, lab_server: labdriver.LabServer, screenshots: Path
+    ) -> None:
+        """Guards the learner's first experience: the notebook runs top to bottom in
+        JupyterLab with no error output, and every widget it displays is rendered."""
+        check_course_notebook(lab_page, lab_server, name, screenshots)
+
+    return test_notebook_runs_in_jupyterlab
 
 
 def run_and_check(page: Any, server: labdriver.LabServer, path: str, ui: str) -> dict[str, Any]:

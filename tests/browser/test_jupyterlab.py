@@ -25,9 +25,7 @@ import pytest
 
 import dlperf_widgets
 
-UNAVAILABLE = labdriver.browser_unavailable_reason()
-if UNAVAILABLE:
-    pytest.skip(UNAVAILABLE, allow_module_level=True)
+lab_checks.skip_module_if_unavailable()
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = lab_checks.NOTEBOOKS
