@@ -180,9 +180,25 @@ def cmd_test(args: list[str]) -> int:
         started[name] = subprocess.Popen(
             [str(c) for c in cmd], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )
+    # The Binder simulation's environment (1.5 GB of packages) is installed beside pytest too:
+    # the install waits mostly on the disk, and the test finds it ready or waits for it.
+    binder = None
+    if not args:
+        (ROOT / "build").mkdir(exist_ok=True)
+        _say(f"{PY} tools/binder_env.py  (beside pytest; log in build/binder-env.log)")
+        with open(ROOT / "build" / "binder-env.log", "wb") as log:  # the child keeps its copy
+            binder = subprocess.Popen(
+                [str(PY), str(ROOT / "tools" / "binder_env.py")],
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
     failed = []
     if _run(pytest_command(args, os.cpu_count(), has_xdist)) != 0:
         failed.append("pytest")
+    if binder is not None:  # its result is the Binder test's; here it is only waited for
+        binder.wait()
     for name, proc in started.items():
         out, _ = proc.communicate()
         _say(f"{name}: {'passed' if proc.returncode == 0 else 'FAILED'}")
