@@ -158,6 +158,14 @@ def pytest_command(args: list[str], cpus: int | None, has_xdist: bool) -> list[o
     return [PY, "-m", "pytest", "-n", str(workers), "--dist", "loadfile", *args]
 
 
+def binder_build_command(args: list[str]) -> list[str] | None:
+    """The command that builds the Binder simulation's environment beside pytest, for a full
+    run only (no pytest arguments): a run of a few tests should not install 1.5 GB."""
+    if args:
+        return None
+    return [str(PY), str(ROOT / "tools" / "binder_env.py")]
+
+
 def cmd_test(args: list[str]) -> int:
     if "--help" in args or "-h" in args:
         print(TEST_HELP)
@@ -183,16 +191,13 @@ def cmd_test(args: list[str]) -> int:
     # The Binder simulation's environment (1.5 GB of packages) is installed beside pytest too:
     # the install waits mostly on the disk, and the test finds it ready or waits for it.
     binder = None
-    if not args:
+    build = binder_build_command(args)
+    if build is not None:
         (ROOT / "build").mkdir(exist_ok=True)
-        _say(f"{PY} tools/binder_env.py  (beside pytest; log in build/binder-env.log)")
+        _say(" ".join(build) + "  (beside pytest; log in build/binder-env.log)")
         with open(ROOT / "build" / "binder-env.log", "wb") as log:  # the child keeps its copy
             binder = subprocess.Popen(
-                [str(PY), str(ROOT / "tools" / "binder_env.py")],
-                cwd=ROOT,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
+                build, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
             )
     failed = []
     if _run(pytest_command(args, os.cpu_count(), has_xdist)) != 0:
