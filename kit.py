@@ -149,8 +149,8 @@ def ensure_env(extras: str) -> None:
 def pytest_command(args: list[str], cpus: int | None, has_xdist: bool) -> list[object]:
     """pytest over every test, on up to 4 worker processes when pytest-xdist is there and the
     caller chose no -n of their own. ``--dist loadfile`` keeps each file on one worker: a
-    notebook's cells run in order in one kernel (nbval), and the browser tests share one
-    JupyterLab server. The repository's conftest.py hands out the long files first."""
+    notebook's cells run in order in one kernel (nbval), and a browser test file keeps one
+    JupyterLab page. The repository's conftest.py hands out the longest files first."""
     workers = min(cpus or 1, 4)
     chose = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args)
     if not has_xdist or chose or workers < 2 or "no:xdist" in args:
