@@ -30,6 +30,7 @@ LONGEST_FIRST = {
     "tests/binder/test_binder_sim.py": 119,
     "tests/notebooks/test_without_torch.py": 100,
     "tests/exercises/test_release.py": 42,
+    "tests/live/test_training_memory_peak.py": 41,
 }
 
 
