@@ -5,8 +5,8 @@ notebook's cells, stay together and in order on one worker) the files are handed
 first, so that no worker starts a several-minute file when the others are nearly done: first
 the files of :data:`LONGEST_FIRST` in that order, then the other long files (marked ``slow``,
 and the notebooks) with the most tests first, then the rest with the most tests first.
-xdist's own reordering (by number of tests alone, which put the browser tests 45th of about
-230 files) is switched off for this. Without xdist the order is the usual one.
+xdist's own reordering (by number of tests alone, which put the browser tests 45th of 147
+files) is switched off for this. Without xdist the order is the usual one.
 """
 
 from __future__ import annotations
