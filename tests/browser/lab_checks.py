@@ -9,6 +9,7 @@ notebooks inside it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -74,8 +75,11 @@ def check_course_notebook(
         labdriver.run_all_cells(lab_page, path, timeout_s=NOTEBOOK_TIMEOUT_S)
         report = labdriver.wait_for_widgets(lab_page, path)
         lab_page.screenshot(path=str(screenshots / f"lab_{Path(name).stem}.png"))
-    finally:
-        labdriver.close_notebooks(lab_page, server)
+    except BaseException:
+        with contextlib.suppress(Exception):  # the first failure is the one to report
+            labdriver.close_notebooks(lab_page, server)
+        raise
+    labdriver.close_notebooks(lab_page, server)
     assert_clean(report, path)
 
 
