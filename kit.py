@@ -149,13 +149,21 @@ def ensure_env(extras: str) -> None:
 def pytest_command(args: list[str], cpus: int | None, has_xdist: bool) -> list[object]:
     """pytest over every test, on up to 4 worker processes when pytest-xdist is there and the
     caller chose no -n of their own. ``--dist loadfile`` keeps each file on one worker: a
-    notebook's cells run in order in one kernel (nbval), and the browser tests share one
-    JupyterLab server. The repository's conftest.py hands out the long files first."""
+    notebook's cells run in order in one kernel (nbval), and a browser test file keeps one
+    JupyterLab page. The repository's conftest.py hands out the longest files first."""
     workers = min(cpus or 1, 4)
     chose = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args)
     if not has_xdist or chose or workers < 2 or "no:xdist" in args:
         return [PY, "-m", "pytest", *args]
     return [PY, "-m", "pytest", "-n", str(workers), "--dist", "loadfile", *args]
+
+
+def binder_build_command(args: list[str]) -> list[str] | None:
+    """The command that builds the Binder simulation's environment beside pytest, for a full
+    run only (no pytest arguments): a run of a few tests should not install 1.5 GB."""
+    if args:
+        return None
+    return [str(PY), str(ROOT / "tools" / "binder_env.py")]
 
 
 def cmd_test(args: list[str]) -> int:
@@ -180,9 +188,22 @@ def cmd_test(args: list[str]) -> int:
         started[name] = subprocess.Popen(
             [str(c) for c in cmd], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )
+    # The Binder simulation's environment (1.5 GB of packages) is installed beside pytest too:
+    # the install waits mostly on the disk, and the test finds it ready or waits for it.
+    binder = None
+    build = binder_build_command(args)
+    if build is not None:
+        (ROOT / "build").mkdir(exist_ok=True)
+        _say(" ".join(build) + "  (beside pytest; log in build/binder-env.log)")
+        with open(ROOT / "build" / "binder-env.log", "wb") as log:  # the child keeps its copy
+            binder = subprocess.Popen(
+                build, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
     failed = []
     if _run(pytest_command(args, os.cpu_count(), has_xdist)) != 0:
         failed.append("pytest")
+    if binder is not None:  # its result is the Binder test's; here it is only waited for
+        binder.wait()
     for name, proc in started.items():
         out, _ = proc.communicate()
         _say(f"{name}: {'passed' if proc.returncode == 0 else 'FAILED'}")

@@ -236,3 +236,14 @@ def test_pytest_runs_on_workers_one_file_per_worker():
     assert many[many.index("-n") + 1] == "4"
     for args, cpus, has in (([], 2, False), ([], 1, True), (["-n", "0"], 2, True)):
         assert "--dist" not in [str(c) for c in kit.pytest_command(args, cpus, has)]
+
+
+def test_binder_environment_is_built_beside_a_full_run_only():
+    """Guards the Binder build that kit.py test starts beside pytest: a full run starts
+    tools/binder_env.py (the Binder test then finds its environment ready), a run of chosen
+    tests (any pytest argument) does not install its 1.5 GB."""
+    cmd = kit.binder_build_command([])
+    assert cmd is not None and cmd[-1] == str(ROOT / "tools" / "binder_env.py")
+    assert (ROOT / "tools" / "binder_env.py").is_file()
+    for args in (["-k", "gemm"], ["tests/core"], ["-x"]):
+        assert kit.binder_build_command(args) is None

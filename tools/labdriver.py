@@ -455,11 +455,7 @@ def _dialog_text(page: Any) -> str:
         return ""
 
 
-def open_notebook(
-    page: Any, server: LabServer, path: str, ui: str = "lab", timeout_s: float = 60
-) -> None:
-    """Open ``path`` and wait until its kernel is connected and idle."""
-    page.goto(notebook_url(server, path, ui), wait_until="domcontentloaded")
+def _wait_for_kernel(page: Any, server: LabServer, path: str, timeout_s: float) -> None:
     try:
         page.wait_for_function(_JS_READY, arg=path, timeout=timeout_s * 1000, polling=200)
     except Exception as exc:
@@ -469,6 +465,74 @@ def open_notebook(
             + (f"; the page shows a dialog: {dialog!r}" if dialog else "")
             + f"\nserver log:\n{server.log_tail(1500)}"
         ) from exc
+
+
+def open_notebook(
+    page: Any, server: LabServer, path: str, ui: str = "lab", timeout_s: float = 60
+) -> None:
+    """Open ``path`` in a freshly loaded page and wait until its kernel is connected and idle."""
+    page.goto(notebook_url(server, path, ui), wait_until="domcontentloaded")
+    _wait_for_kernel(page, server, path, timeout_s)
+
+
+_JS_OPEN_IN_APP = """
+async (path) => {
+  const app = window.jupyterapp;
+  const widget = await app.commands.execute('docmanager:open', {path: path, factory: 'Notebook'});
+  app.shell.activateById(widget.id);
+  return widget.id;
+}
+"""
+
+# Closes every notebook tab without the "save changes?" dialog (the copy that JupyterLab
+# serves is thrown away after the tests); says how many dialogs are still open.
+_JS_CLOSE_NOTEBOOKS = """
+() => {
+  const app = window.jupyterapp;
+  let closed = 0;
+  for (const w of Array.from(app.shell.widgets('main'))) {
+    if (w.context && w.content && w.sessionContext) {
+      w.context.model.dirty = false;
+      w.dispose();
+      closed += 1;
+    }
+  }
+  return {closed: closed, dialogs: document.querySelectorAll('.jp-Dialog').length};
+}
+"""
+
+
+def load_lab(page: Any, server: LabServer, timeout_s: float = 60) -> None:
+    """Load JupyterLab once in ``page`` (no notebook open); notebooks are then opened and
+    closed inside it with :func:`open_in_lab` and :func:`close_notebooks`, which spares the
+    seconds of CPU that loading the whole application costs for every notebook."""
+    page.goto(f"{server.url}/lab?reset", wait_until="domcontentloaded")
+    page.wait_for_function(
+        "() => !!(window.jupyterapp && window.jupyterapp.shell)",
+        timeout=timeout_s * 1000,
+        polling=200,
+    )
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+
+
+def open_in_lab(page: Any, server: LabServer, path: str, timeout_s: float = 60) -> None:
+    """Open ``path`` in the JupyterLab already loaded in ``page`` (:func:`load_lab`) and wait
+    until its kernel is connected and idle."""
+    page.evaluate(_JS_OPEN_IN_APP, path)
+    _wait_for_kernel(page, server, path, timeout_s)
+
+
+def close_notebooks(page: Any, server: LabServer) -> None:
+    """Close every notebook tab of ``page`` unsaved and end every kernel of ``server``, so
+    the next notebook starts as in a fresh page; a page left with a dialog open (or that
+    cannot be read) is loaded again."""
+    try:
+        state = page.evaluate(_JS_CLOSE_NOTEBOOKS)
+    except Exception:
+        state = {"dialogs": -1}
+    server.shutdown_kernels()
+    if state["dialogs"]:
+        load_lab(page, server)
 
 
 def run_all_cells(page: Any, path: str, timeout_s: float = 120) -> bool | None:

@@ -6,20 +6,20 @@ the local CPU build), ``binder/postBuild`` is run in it, and notebooks are run w
 that environment's own Python: by default the three that lean on the most pinned packages
 (:data:`BINDER_NOTEBOOKS`: device detection; widgets and matplotlib; PyTorch, transformers, the
 profiler and the magics), since the main environment's nbval already runs every notebook with
-the same code; ``DLPERF_BINDER_NOTEBOOKS=all`` runs every notebook, as mybinder.org users may. The environment is kept
-under ``build/binder-sim/<hash of the requirements>`` so that reruns only repeat postBuild
-and the notebooks. Every step has a time limit.
+the same code; ``DLPERF_BINDER_NOTEBOOKS=all`` runs every notebook, as mybinder.org users may.
+The environment is built by ``tools/binder_env.py`` (which ``kit.py test`` starts beside pytest,
+as the install waits mostly on the disk) and kept under ``build/binder-sim/<hash of the
+requirements>``, so that reruns only repeat postBuild and the notebooks. Every step has a time
+limit.
 
 The quick tests at the top check the form of the Binder files themselves.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -28,8 +28,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
-CACHE = ROOT / "build" / "binder-sim"
-INSTALL_TIMEOUT_S = 1800
 POSTBUILD_TIMEOUT_S = 600
 NOTEBOOKS_TIMEOUT_S = 1200
 CELL_TIMEOUT_S = 300
@@ -44,26 +42,10 @@ NOT_CLONED = shutil.ignore_patterns(
     ".git", ".venv", "build", "dist", "test-output", "__pycache__", "*.egg-info",
     ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".ipynb_checkpoints", ".whl",
 )  # fmt: skip
-PIN = re.compile(r"^([A-Za-z0-9_.\-\[\]]+)==([A-Za-z0-9_.+\-]+)$")
 
-
-def requirement_lines() -> list[str]:
-    lines = (BINDER / "requirements.txt").read_text().splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-
-
-def local_requirements() -> str:
-    """binder/requirements.txt with only the torch source changed: index options dropped
-    and the torch pin written as plain ``torch==<version>`` (the CPU build carried here)."""
-    out = []
-    for line in requirement_lines():
-        if line.startswith(("--extra-index-url", "--index-url", "-i ", "--find-links", "-f ")):
-            continue
-        match = PIN.match(line)
-        if match and match.group(1).lower() == "torch":
-            line = f"torch=={match.group(2).split('+')[0]}"
-        out.append(line)
-    return "\n".join(out) + "\n"
+sys.path.insert(0, str(ROOT / "tools"))
+import binder_env  # noqa: E402
+from binder_env import PIN, local_requirements, requirement_lines  # noqa: E402
 
 
 def test_requirements_are_pinned_and_torch_is_cpu_only() -> None:
@@ -131,63 +113,9 @@ def test_binder_notebooks_exist() -> None:
 
 def _run(cmd: list[str], timeout_s: float, env: dict[str, str], what: str, cwd: Path = ROOT) -> str:
     try:
-        done = subprocess.run(
-            cmd,
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            timeout=timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or b"").decode(errors="replace")
-        pytest.fail(f"{what} took longer than {timeout_s:.0f} s:\n{out[-4000:]}")
-    out = done.stdout.decode(errors="replace")
-    assert done.returncode == 0, f"{what} failed (exit {done.returncode}):\n{out[-6000:]}"
-    return out
-
-
-def _environment(venv: Path, home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    env["VIRTUAL_ENV"] = str(venv)
-    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-        env[var] = str(home / var.lower())
-    env["MPLCONFIGDIR"] = str(home / "matplotlib")
-    env["JUPYTER_PLATFORM_DIRS"] = "1"
-    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    env["PIP_NO_INPUT"] = "1"
-    return env
-
-
-def binder_venv(env_home: Path) -> Path:
-    """The cached environment for the current requirements, built on first use."""
-    requirements = local_requirements()
-    key = hashlib.sha256((requirements + sys.version + sys.platform).encode()).hexdigest()[:16]
-    venv = CACHE / key / "venv"
-    env_home.mkdir(parents=True, exist_ok=True)
-    stamp = CACHE / key / "installed"
-    if stamp.exists():
-        return venv
-    if CACHE.exists():  # environments of older requirements, or a build that was cut short
-        for old in CACHE.iterdir():
-            shutil.rmtree(old, ignore_errors=True)
-    (CACHE / key).mkdir(parents=True)
-    req_file = CACHE / key / "requirements.txt"
-    req_file.write_text(requirements)
-    env = _environment(venv, env_home)
-    _run([sys.executable, "-m", "venv", str(venv)], 300, env, "creating the virtual environment")
-    python = str(venv / "bin" / "python")
-    _run(
-        [python, "-m", "pip", "install", "-q", "-r", str(req_file)],
-        INSTALL_TIMEOUT_S,
-        env,
-        "pip install -r binder/requirements.txt (torch source adjusted)",
-    )
-    stamp.write_text(requirements)
-    return venv
+        return binder_env.run(cmd, timeout_s, env, what, cwd=cwd)
+    except binder_env.BuildError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.mark.slow
@@ -206,8 +134,11 @@ def test_binder_simulation_runs_every_notebook() -> None:
         # the working tree.
         home, repo = Path(tmp) / "home", Path(tmp) / "repo"
         shutil.copytree(ROOT, repo, ignore=NOT_CLONED)
-        venv = binder_venv(home)
-        env = _environment(venv, home)
+        try:
+            venv = binder_env.binder_venv(home)
+        except binder_env.BuildError as exc:
+            pytest.fail(str(exc))
+        env = binder_env.environment(venv, home)
         _run(["bash", "binder/postBuild"], POSTBUILD_TIMEOUT_S, env, "binder/postBuild", cwd=repo)
         python = str(venv / "bin" / "python")
         where = _run(

@@ -1,9 +1,11 @@
-"""Fixtures of the browser tests: one JupyterLab server and one headless Chromium per session.
+"""Fixtures of the browser tests: one JupyterLab server and one headless Chromium per session
+(per worker process under pytest-xdist), and one loaded JupyterLab page per test file.
 
 JupyterLab serves a temporary folder holding a copy of ``notebooks/`` (so nothing the
 browser does can touch the project's files) and the notebooks that the tests write. The
-tests are in ``test_jupyterlab.py``; the harness lives in ``tools/labdriver.py``, shared
-with ``benchmarks/bench_browser.py``.
+course notebooks run in ``test_course_notebooks_0.py`` and ``test_course_notebooks_1.py``
+(helpers in ``lab_checks.py``), the widget interactions in ``test_jupyterlab.py``; the harness
+lives in ``tools/labdriver.py``, shared with ``benchmarks/bench_browser.py``.
 """
 
 from __future__ import annotations
@@ -70,6 +72,21 @@ def page(browser: Any, lab_server: labdriver.LabServer) -> Iterator[Any]:
     context.set_default_timeout(30_000)
     try:
         yield context.new_page()
+    finally:
+        context.close()
+        lab_server.shutdown_kernels()
+
+
+@pytest.fixture(scope="module")
+def lab_page(browser: Any, lab_server: labdriver.LabServer) -> Iterator[Any]:
+    """One JupyterLab page for a whole test file: each test opens its notebook inside it and
+    closes it (tab unsaved, kernels ended) when done, instead of loading JupyterLab again."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(30_000)
+    try:
+        page = context.new_page()
+        labdriver.load_lab(page, lab_server)
+        yield page
     finally:
         context.close()
         lab_server.shutdown_kernels()

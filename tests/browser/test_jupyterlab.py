@@ -1,11 +1,10 @@
-"""JupyterLab in a real browser: the course notebooks and the widgets, as a learner meets them.
+"""JupyterLab in a real browser: the course's widgets, as a learner meets them.
 
 Python-side notebook runs (nbval) cannot show that a widget renders. These tests start
 JupyterLab, drive headless Chromium with playwright, and read the page:
 
-- every notebook in ``notebooks/`` runs with JupyterLab's own "Run All Cells", with no error
-  output, every widget view rendered (no "Loading widget..." or "Error displaying widget"
-  placeholder) and every figure loaded; one notebook also opens and runs in Notebook 7;
+- one notebook opens and runs in Notebook 7 with no error output and its widgets rendered
+  (every course notebook runs in JupyterLab in ``test_course_notebooks_0.py`` and ``_1.py``);
 - a move of GemmExplorer's 'K' slider comes back as the core's arithmetic intensity for the
   new shape, and bad input in its 'tile' box shows the inline message; the same round trip
   built from plain ipywidgets checks the harness itself.
@@ -17,68 +16,22 @@ when playwright or Chromium is missing (``python tools/ensure_browser.py`` insta
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+import lab_checks
 import labdriver
 import pytest
 
 import dlperf_widgets
 
-UNAVAILABLE = labdriver.browser_unavailable_reason()
-if UNAVAILABLE:
-    pytest.skip(UNAVAILABLE, allow_module_level=True)
+lab_checks.skip_module_if_unavailable()
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-# Seconds one notebook may take to run all its cells in the browser.
-NOTEBOOK_TIMEOUT_S = float(os.environ.get("DLPERF_BROWSER_NOTEBOOK_TIMEOUT", "120"))
+NOTEBOOKS = lab_checks.NOTEBOOKS
 SHAPE = labdriver.START_SHAPE
 
 pytestmark = pytest.mark.slow
-
-
-def _params() -> list[Any]:
-    if not NOTEBOOKS:
-        return [
-            pytest.param(None, id="none", marks=pytest.mark.skip("notebooks/ has no notebook yet"))
-        ]
-    return [pytest.param(path.name, id=path.stem) for path in NOTEBOOKS]
-
-
-def run_and_check(page: Any, server: labdriver.LabServer, path: str, ui: str) -> dict[str, Any]:
-    """Open ``path``, run all cells, wait for the widgets; return the page's report."""
-    labdriver.open_notebook(page, server, path, ui=ui)
-    labdriver.run_all_cells(page, path, timeout_s=NOTEBOOK_TIMEOUT_S)
-    return labdriver.wait_for_widgets(page, path)
-
-
-def assert_clean(report: dict[str, Any], path: str) -> None:
-    """The notebook ran to the end with no error and every widget view on the page."""
-    where = f"{path} in the browser"
-    assert report["kernel"] == "idle", f"{where}: kernel is {report['kernel']}, not idle"
-    assert not report["errors"], f"{where}: error outputs {json.dumps(report['errors'])}"
-    assert not report["domErrors"], f"{where}: tracebacks on the page {report['domErrors']}"
-    assert not report["unexecuted"], f"{where}: cells not run {report['unexecuted']}"
-    assert not report["placeholders"], f"{where}: widget placeholders {report['placeholders']}"
-    assert report["widgetViews"] == report["widgetOutputs"], (
-        f"{where}: {report['widgetOutputs']} widget outputs but "
-        f"{report['widgetViews']} rendered widget views"
-    )
-    assert report["brokenImages"] == 0, f"{where}: {report['brokenImages']} images did not load"
-
-
-@pytest.mark.parametrize("name", _params())
-def test_notebook_runs_in_jupyterlab(
-    name: str, page: Any, lab_server: labdriver.LabServer, screenshots: Path
-) -> None:
-    """Guards the learner's first experience: the notebook runs top to bottom in JupyterLab
-    with no error output, and every widget it displays is rendered in the page."""
-    path = f"notebooks/{name}"
-    report = run_and_check(page, lab_server, path, ui="lab")
-    page.screenshot(path=str(screenshots / f"lab_{Path(name).stem}.png"))
-    assert_clean(report, path)
 
 
 def test_notebook7_renders(
@@ -95,11 +48,11 @@ def test_notebook7_renders(
         labdriver.write_notebook(lab_root / "checks" / "nb7.ipynb", labdriver.plain_widget_cells())
         path = "checks/nb7.ipynb"
     cells = json.loads((lab_root / path).read_text())["cells"]
-    report = run_and_check(page, lab_server, path, ui="notebook")
+    report = lab_checks.run_and_check(page, lab_server, path, ui="notebook")
     page.screenshot(path=str(screenshots / f"notebook7_{Path(path).stem}.png"))
     assert page.evaluate("() => window.jupyterapp.name") == "Jupyter Notebook"
     assert report["renderedCells"] == len(cells)
-    assert_clean(report, path)
+    lab_checks.assert_clean(report, path)
 
 
 def expected_ai(k: int, n: int = SHAPE["n"]) -> str:
