@@ -5,6 +5,12 @@ of the result; artists registered as *dynamic* are left out of that copy and dra
 of it. An update that only moves dynamic artists (a point on a roofline) restores the copy
 and draws those artists alone (blitting); anything else asks for a full draw. Either way
 the canvas is encoded to PNG once and sent as the Image's value.
+
+A dynamic legend is the costliest artist to draw (its text is laid out and rasterised
+glyph by glyph, about 10 ms) and takes few different forms: its frame is made opaque and
+square, so its pixels do not depend on what lies beneath, and the pixels of each form (its
+texts and colours, its place, the axes' position, the canvas size) are kept and pasted
+again. An axes title, drawn over the figure's plain margin, is kept the same way.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ class FigureView:
         self.image.add_class("dlperf-figure")
         self._dynamic: list[Any] = []
         self._background: Any = None
+        self._pixels: dict[Any, Any] = {}
         self._png: bytes = b""
         self.full_draws = 0
         self.blits = 0
@@ -88,9 +95,38 @@ class FigureView:
             self.blits += 1
         for a in self._dynamic:
             if a.get_visible() and a.figure is not None:
-                self.figure.draw_artist(a)
+                self._draw_artist(a)
         self._png = self._encode()
         self.image.value = self._png
+
+    def _draw_artist(self, a: Any) -> None:
+        from matplotlib.legend import Legend
+
+        if isinstance(a, Legend):
+            frame = a.get_frame()
+            if frame.get_alpha() != 1.0:  # opaque and square: its pixels are its own
+                frame.set_alpha(1.0)
+                frame.set_boxstyle("square", pad=0.0)
+            texts: tuple[str, ...] = tuple(t.get_text() for t in a.get_texts())
+            colors = tuple(str(h.get_color()) if hasattr(h, "get_color") else ""
+                           for h in a.legend_handles)  # fmt: skip
+            key: Any = ("legend", texts, colors, a._loc)
+        elif a.axes is not None and a is a.axes.title:  # over the figure's plain margin
+            key = ("title", a.get_text(), a.get_position(), a.get_fontsize(), a.get_color())
+        else:
+            self.figure.draw_artist(a)
+            return
+        key = (*key, a.axes.get_position().bounds if a.axes is not None else None,
+               self.canvas.get_width_height())  # fmt: skip
+        kept = self._pixels.get(key)
+        if kept is not None:
+            self.canvas.restore_region(kept)
+            return
+        self.figure.draw_artist(a)
+        box = a.get_window_extent().padded(2.0)  # its edge line and antialiasing too
+        if len(self._pixels) >= 16:
+            self._pixels.pop(next(iter(self._pixels)))
+        self._pixels[key] = self.canvas.copy_from_bbox(box)
 
     def show_png(self, png: bytes) -> None:
         """Show a PNG this view encoded earlier (of the figure as it is drawn now)."""
@@ -121,5 +157,6 @@ class FigureView:
         """Close the image widget and free the figure (its artists and pixel buffers)."""
         close_tree(self.image)
         self._background = None
+        self._pixels = {}
         self._png = b""
         self.figure.clear()
