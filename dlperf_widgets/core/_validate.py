@@ -116,6 +116,9 @@ def check_int(
     ``maximum`` defaults to :data:`MAX_SIZE`, so that no size can overflow the model's
     arithmetic; pass ``maximum=None`` only where a value never multiplies another.
     """
+    # the common case first: a plain int in range (bool is a subclass, not this type)
+    if type(value) is int and value >= minimum and (maximum is None or value <= maximum):
+        return value
     rule = {1: "a positive integer", 0: "a non-negative integer"}.get(
         minimum, f"an integer >= {minimum}"
     )

@@ -25,7 +25,7 @@ C = alpha * A @ B + beta * C with A: M x K, B: K x N, C: M x N.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -1010,11 +1010,20 @@ def gemm(
     )
 
 
-def _first(s: GemmSweep) -> GemmSweep:
-    """The first GEMM of a sweep, as a sweep of scalars."""
-    vals = {
-        f.name: (np.asarray(v).ravel()[0] if isinstance(v, np.ndarray) else v)
-        for f in fields(s)
-        for v in (getattr(s, f.name),)
-    }
-    return GemmSweep(**vals)
+class _First:
+    """The first GEMM of a sweep: each field read as a scalar when it is asked for (building
+    a whole sweep of scalars costs more than the few fields a caller reads)."""
+
+    __slots__ = ("_s",)
+
+    def __init__(self, s: GemmSweep) -> None:
+        self._s = s
+
+    def __getattr__(self, name: str) -> Any:
+        v = getattr(self._s, name)
+        return v.ravel()[0] if isinstance(v, np.ndarray) else v
+
+
+def _first(s: GemmSweep) -> Any:
+    """The first GEMM of a sweep, its fields as scalars."""
+    return _First(s)
