@@ -5,7 +5,8 @@ the memory-limited parts (activations, normalizations, pooling, layout changes) 
 :mod:`dlperf_widgets.core.memlimited`. Pass names: ``forward``; ``dgrad``, the gradient
 with respect to the layer's input (activation gradient); ``wgrad``, the gradient with
 respect to its weights; ``backward`` for memory-limited ops, whose one backward kernel
-does both.
+does both. Every pass is priced in the ``kernel`` timing context (an isolated kernel timed
+on the device, what ``dlperf time`` and a profiler report), and the result says so.
 
 GEMM mappings (A is M x K, B is K x N, C is M x N; FLOPs 2 M N K):
 
@@ -64,6 +65,7 @@ from typing import Any, ClassVar
 
 from ._validate import check_bool, check_choice, check_int, describe
 from .alignment import Finding
+from .assumptions import TIMING_CONTEXT_DESCRIPTIONS
 from .calibration import achievable
 from .dtypes import Dtype
 from .dtypes import dtype as _dtype
@@ -813,6 +815,8 @@ class LayerResult(ResultMixin):
             ("backward time", format_quantity(self.backward_time_s, "s")),
             ("predicted time", format_quantity(self.predicted_time_s, "s")),
             ("limiter (longest pass)", self.limiter),
+            # every pass is priced as its kernel alone (see the module docstring)
+            ("timing", f"kernel: {TIMING_CONTEXT_DESCRIPTIONS['kernel']}"),
         ]
 
     def __str__(self) -> str:

@@ -600,6 +600,11 @@ def block_outlier_study(
             f"'block_size' must be below the study's {n:,} elements, so that other blocks "
             f"exist (got {bf.block_size})"
         )
+    if bf.block_size == 1:
+        raise InvalidParameter(
+            "'block_size' must be at least 2 in the outlier study, so that the outlier has "
+            "block-mates (got 1)"
+        )
     k = bf.block_size or n
     sweep = _outlier_errors(bf, seed, STUDY_BINADES)
     block_err, other_err, tensor_err, flushed, outlier_err = _outlier_errors(
