@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
@@ -20,3 +21,12 @@ if os.environ.get("CI") and os.environ.get("DLPERF_HYPOTHESIS") != "random":
 # A local calibration saved on this machine ('dlperf calibrate') must not change what the tests
 # see: every test, and every process they start, reads an empty configuration folder.
 os.environ["DLPERF_CONFIG_DIR"] = tempfile.mkdtemp(prefix="dlperf-test-config-")
+
+
+@pytest.fixture
+def close_after():
+    """Close every widget a test registers, so no comm or figure outlives it."""
+    made = []
+    yield made.append
+    for w in made:
+        w.close()

@@ -99,11 +99,3 @@ def test_any_block_size_text_is_a_result_or_an_inline_message(text, close_after)
         assert w.error.startswith("'block size'")
     else:
         assert 1 <= w.result.block_size <= 256
-
-
-@pytest.fixture
-def close_after():
-    made = []
-    yield made.append
-    for w in made:
-        w.close()

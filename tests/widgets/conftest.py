@@ -31,12 +31,3 @@ def error_count():
 def observer_count():
     """Observers that ``widget`` placed on a control's 'value' (ipywidgets adds its own)."""
     return _observer_count
-
-
-@pytest.fixture
-def close_after():
-    """Close every widget a test registers, so no comm or figure outlives it."""
-    made = []
-    yield made.append
-    for w in made:
-        w.close()
