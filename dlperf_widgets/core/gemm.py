@@ -948,7 +948,7 @@ def gemm(
         cache=cache,
         quantize=quantize,
     )
-    s = _first(every)
+    s = _First(every)
     before = float(s.predicted_time_s)
     for j, i in enumerate(fixable, start=1):
         f = findings[i]
@@ -1023,7 +1023,3 @@ class _First:
         v = getattr(self._s, name)
         return v.ravel()[0] if isinstance(v, np.ndarray) else v
 
-
-def _first(s: GemmSweep) -> Any:
-    """The first GEMM of a sweep, its fields as scalars."""
-    return _First(s)
