@@ -1022,4 +1022,3 @@ class _First:
     def __getattr__(self, name: str) -> Any:
         v = getattr(self._s, name)
         return v.ravel()[0] if isinstance(v, np.ndarray) else v
-
