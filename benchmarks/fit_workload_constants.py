@@ -27,6 +27,7 @@ FITS = (
     ("ampere_ga100", "quant_int8_bandwidth", ("GF-l2-7b-int8", "GF-l2-70b-int8",
                                               "GF-l31-8b-int8", "GF-l31-70b-int8")),
     ("ampere_ga100", "quant_int4_bandwidth", ("GF-l2-7b-int4", "GF-l2-70b-int4")),
+    ("ampere_ga100", "training_gemm_efficiency", ("LF", "KO-")),
 )  # fmt: skip
 
 

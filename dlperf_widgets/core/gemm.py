@@ -32,6 +32,7 @@ import numpy as np
 
 from ._validate import (
     as_floats,
+    check_bool,
     check_choice,
     check_int,
     check_number,
@@ -277,6 +278,7 @@ def gemm_sweep(
     context: str = DEFAULT_CONTEXT,
     cache: str = DEFAULT_CACHE,
     quantize: str = "none",
+    sustained: bool = False,
 ) -> GemmSweep:
     """Vectorised GEMM model: M, N, K and batch may be numpy arrays (broadcast together).
 
@@ -287,6 +289,9 @@ def gemm_sweep(
     operands start in DRAM ('cold') or were just used ('warm': a working set that fits in
     L2 moves at the L2 bandwidth). ``quantize`` adds the kernels an FP8 layer runs to
     quantise its bf16 activation ('per-tensor', 'per-row' or 'block'; FP8 dtypes only).
+    ``sustained``: the board is already at its power limit when the GEMM starts (a kernel
+    inside a long stream of work, such as a training step), so a power-limited board runs it
+    at its sustained clock throughout, with no boost burst from idle.
     """
     m = check_int("m", m)
     n = check_int("n", n)
@@ -319,6 +324,7 @@ def gemm_sweep(
     peak = g.peak_flops(d)
     bw = g.memory_bandwidth_bytes_per_s
     cal = achievable(g, d)
+    burst_s = 0.0 if check_bool("sustained", sustained) else cal.burst_s
     flops = gemm_flops(m, n, k, batch)
     nbytes = gemm_bytes(m, n, k, d.bytes_per_element, batch, beta)
     ai = flops / nbytes
@@ -408,7 +414,7 @@ def gemm_sweep(
         # clock. Every kernel is priced so, in every timing context: the model keeps no power
         # history from one kernel to the next (a long stream of kernels may run nearer the
         # sustained clock), so the fixed costs alone order eager >= kernel >= back-to-back.
-        return power_limited_math_time(math, cal.clock_fraction, cal.burst_s)
+        return power_limited_math_time(math, cal.clock_fraction, burst_s)
 
     def _time(idx: Any, split: Any, sel: Any = slice(None)) -> tuple[Any, Any]:
         # Math time = FLOPs launched in whole waves / (per-slot rate x slots): the same as
@@ -608,7 +614,7 @@ def gemm_sweep(
         cache=cache,
         quantize=quantize,
         clock_fraction=cal.clock_fraction,
-        burst_s=cal.burst_s,
+        burst_s=burst_s,
         l2_resident=l2_resident,
         kernels=_shaped(best_kernels),
         quantize_time_s=_shaped(quant_time) if np.ndim(quant_time) else quant_time,

@@ -669,7 +669,7 @@ def _attention(o: dict[str, Any], d: Dtype, g: Gpu) -> list[PassResult]:
         kernels[first:first] = [k for k in three if k.pass_ == "forward"]
         kernels += [k for k in three if k.pass_ != "forward"]
     w = replace(w, kernels=tuple(kernels))
-    priced = price(w, g, timing="kernel")
+    priced = price(w, g, timing="kernel", isolated=True)
     limiters = gemm_limiters(w, g)
     passes = []
     for i, k in enumerate(w.kernels):

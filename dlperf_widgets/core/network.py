@@ -342,7 +342,7 @@ def transformer(
         causal=False,
         dropout=backward,
     )
-    priced = price(w, g, timing="kernel")
+    priced = price(w, g, timing="kernel", isolated=True)
     ops = _kernel_passes(priced, g, backward)
     label = (
         f"transformer: {layers} layers, hidden {hidden}, {heads} heads, seq {seq_len}, "

@@ -776,10 +776,13 @@ def workload(
             t: int = t_local) -> None:  # fmt: skip
         kind_dt = gemm_dt_w
         _linear(b, name, path, t, n, kin, cnt, wbits, training, kind_dt, saved)
-        if training and prec in ("fp16", "bf16", "fp8", "fp4"):
-            # autocast: the FP32 weight is cast to the GEMM's dtype on every forward (read
-            # 4 B, write 2 B per weight); its backward accumulates the 16-bit weight
-            # gradient into the FP32 .grad
+        if training and (autocast or prec in _NARROW):
+            # autocast (and FP8/FP4 recipes, which keep higher-precision weights): the FP32
+            # weight is cast to the GEMM's dtype on every forward (read 4 B, write 2 B per
+            # weight); its backward accumulates the 16-bit weight gradient into the FP32
+            # .grad. A 16-bit model without autocast (Megatron-LM's FP16/BF16 modules, FSDP
+            # with 16-bit parameters) keeps its weights in 16 bits and casts nothing here:
+            # its optimizer writes the 16-bit copy once per step (_optimizer_kernels)
             b.add(name=f"{name} weight cast", path=path, pass_="forward", kind="quant",
                   flops=1.0 * n * kin, bytes=6.0 * n * kin, count=cnt,
                   saved_bytes=2.0 * n * kin if autocast else 0.0)  # fmt: skip
@@ -959,6 +962,14 @@ def workload(
         if mbs > 1:
             kernels = [replace(k, count=k.count * mbs) for k in kernels]
         kernels.extend(_optimizer_kernels(opt, local_params, dp, z, spec, L))
+        if prec in ("fp16", "bf16") and not autocast:
+            # the 16-bit model's weights come from the FP32 master copy once per step
+            # (Megatron-LM's mixed-precision optimizer copies main params to model params;
+            # FSDP casts its FP32 shard before the all-gather): read 4 B, write 2 B each
+            shard = local_params / (dp if z >= 1 else 1)
+            kernels.append(Kernel(name="16-bit weight copy", path="*", pass_="optimizer",
+                                  kind="optimizer", dtype="fp32", flops=shard,
+                                  bytes=6.0 * shard))  # fmt: skip
         # gradients are reduced in the activations' width (PyTorch DDP / FSDP with 16-bit
         # parameters) unless grad_bytes says otherwise (Megatron can reduce in FP32)
         gbytes = float(gb) if gb is not None else (2.0 if act < 4 else 4.0)
@@ -1532,11 +1543,13 @@ def price(
     inter_link: str | None = None,
     overlap: bool = True,
     nics_per_node: int | None = None,
+    isolated: bool = False,
 ) -> WorkloadTime:
     """Price every kernel of ``w`` on ``gpu`` and assemble the step (the model's prediction).
 
-    - GEMMs: the kit's GEMM model (:func:`~.gemm.gemm_sweep`), one vectorised call; a
-      weight-only quantised GEMM streams its packed weights at the quantised kernels'
+    - GEMMs: the kit's GEMM model (:func:`~.gemm.gemm_sweep`), one vectorised call, at the
+      sustained clock (a step is one turn of a loop that keeps the GPU busy, so a
+      power-limited board is at its limit, not bursting from idle); a weight-only quantised GEMM streams its packed weights at the quantised kernels'
       achievable bandwidth and does its math at their efficiency.
     - Attention: fused kernels at a fraction of the Tensor Core peak per implementation and
       architecture, their IO at the achievable bandwidth; decode attention streams the cache.
@@ -1551,6 +1564,11 @@ def price(
     summed), 'back-to-back' or its alias 'graph' (one CUDA graph launch, then the kernels
     back to back: never faster than 'kernel'), 'eager' (the host issues each kernel; the GPU
     idles whenever it runs ahead of the host).
+
+    ``isolated``: price each kernel as if it ran alone, without the slowdown a training
+    step's Tensor Core GEMMs show against the same GEMMs timed alone
+    (``training_gemm_efficiency`` of ``data/kernel_efficiency.csv``): the per-layer and
+    per-operation views use it; a whole training step does not.
     """
     if not isinstance(w, Workload):
         raise InvalidParameter(f"'workload' must be a Workload (got {describe(w)})")
@@ -1562,6 +1580,7 @@ def price(
     nics = npn if nics_per_node is None else check_int(
         "nics_per_node", nics_per_node, allow_array=False, maximum=1024)  # fmt: skip
     overlap = check_bool("overlap", overlap)
+    in_step = w.phase == "training" and not check_bool("isolated", isolated)
     intra, inter = default_links(g)
     if intra_link is not None:
         intra = interconnect(intra_link)
@@ -1588,7 +1607,7 @@ def price(
         n = np.array([ks[i].n for i in idx], dtype=np.int64)
         kk = np.array([ks[i].k for i in idx], dtype=np.int64)
         bt = np.array([ks[i].batch for i in idx], dtype=np.int64)
-        sw = gemm_sweep(m, n, kk, batch=bt, dtype=dt, gpu=g)
+        sw = gemm_sweep(m, n, kk, batch=bt, dtype=dt, gpu=g, sustained=True)
         t = np.asarray(sw.predicted_time_s, dtype=np.float64).copy()
         math_s[idx] = sw.math_time_s
         memory_s[idx] = sw.memory_time_s
@@ -1606,6 +1625,14 @@ def price(
             t = np.where(quant, qt, t)
             math_s[idx] = np.where(quant, math_t, math_s[idx])
             memory_s[idx] = np.where(quant, mem_t, memory_s[idx])
+        if in_step and g.unit_for(dt) == "tensor":
+            # Tensor Core GEMMs inside a training step run slower than the same GEMMs timed
+            # alone (data/kernel_efficiency.csv, training_gemm_efficiency: fitted to the
+            # shipped A100 training rows; the model does not yet separate the causes, such
+            # as clocks under a step's mixed load and communication kernels sharing the SMs)
+            eff_step = consts["training_gemm_efficiency"].value
+            t = t / eff_step
+            math_s[idx] = math_s[idx] / eff_step
         times[idx] = t
 
     # attention, memory-bound, casts, optimizer

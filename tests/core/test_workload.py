@@ -12,7 +12,7 @@ import pytest
 from dlperf_widgets.core.errors import InvalidParameter
 from dlperf_widgets.core.gemm import gemm_sweep
 from dlperf_widgets.core.inference import MODELS, LlmSpec
-from dlperf_widgets.core.workload import price, workload, workload_memory
+from dlperf_widgets.core.workload import price, workload, workload_constants, workload_memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hostile"))
 from hostile_support import HOSTILE_NUMBERS, assert_kit_error
@@ -22,19 +22,24 @@ GPT = LlmSpec("gpt-test", 4, 1024, 16, 16, 64, 4096, 50304, gated_mlp=False, rot
 
 
 def test_gemm_kernels_are_priced_by_the_gemm_model_summed_by_hand():
-    """Every GEMM's time in a priced step equals the kit's GEMM model called on that shape,
-    and the GEMM category is their sum times their counts (no second GEMM formula)."""
+    """Every GEMM's time in a priced step equals the kit's GEMM model called on that shape
+    at the sustained clock, divided in a training step by the fitted in-step efficiency of
+    Tensor Core GEMMs and not divided when priced in isolation; the GEMM category is their
+    sum times their counts (no second GEMM formula)."""
     w = workload("llama-2-7b", batch=2, seq=1024)
-    p = price(w, "A100-SXM4-80GB", timing="kernel")
-    total = 0.0
-    for k, t in zip(w.kernels, p.times_s, strict=True):
-        if k.kind != "gemm":
-            continue
-        ref = float(gemm_sweep(k.m, k.n, k.k, batch=k.batch, dtype=k.dtype,
-                               gpu="A100-SXM4-80GB").predicted_time_s)  # fmt: skip
-        assert t == pytest.approx(ref, rel=1e-12)
-        total += ref * k.count
-    assert p.categories["GEMMs"] == pytest.approx(total, rel=1e-12)
+    eff = workload_constants("A100-SXM4-80GB")["training_gemm_efficiency"].value
+    assert 0.5 < eff < 1.0
+    for isolated, scale in ((False, 1.0 / eff), (True, 1.0)):
+        p = price(w, "A100-SXM4-80GB", timing="kernel", isolated=isolated)
+        total = 0.0
+        for k, t in zip(w.kernels, p.times_s, strict=True):
+            if k.kind != "gemm":
+                continue
+            ref = scale * float(gemm_sweep(k.m, k.n, k.k, batch=k.batch, dtype=k.dtype,
+                                           gpu="A100-SXM4-80GB", sustained=True).predicted_time_s)  # fmt: skip
+            assert t == pytest.approx(ref, rel=1e-12)
+            total += ref * k.count
+        assert p.categories["GEMMs"] == pytest.approx(total, rel=1e-12)
 
 
 def test_training_flops_match_the_closed_form_6n_plus_attention():
@@ -430,11 +435,16 @@ def test_8bit_adam_keeps_two_bytes_of_state_per_weight():
     """bitsandbytes' 8-bit Adam (Dettmers et al. 2022) keeps m and v in one byte each: the
     optimizer states are 2 B per weight (a quarter of AdamW's 8), and its per-tensor kernels
     move 16 B per weight in all (FP32 weight and gradient read, weight written, two 8-bit
-    states read and written)."""
+    states read and written); a 16-bit model's once-per-step copy of its FP32 master
+    weights (4 B read, 2 B written per weight) is a kernel of its own."""
     w8 = workload(GPT, batch=1, seq=256, optimizer="adamw_8bit")
     w32 = workload(GPT, batch=1, seq=256, optimizer="adamw")
     m8, m32 = workload_memory(w8), workload_memory(w32)
     assert m8.optimizer_bytes == pytest.approx(2.0 * w8.params_per_gpu)
     assert m8.optimizer_bytes == pytest.approx(m32.optimizer_bytes / 4)
-    opt = [k for k in w8.kernels if k.kind == "optimizer"]
+    opt = [k for k in w8.kernels if k.kind == "optimizer" and k.name != "16-bit weight copy"]
     assert sum(k.bytes * k.count for k in opt) == pytest.approx(16.0 * w8.params_per_gpu)
+    (copy,) = [k for k in w8.kernels if k.name == "16-bit weight copy"]
+    assert copy.bytes * copy.count == pytest.approx(6.0 * w8.params_per_gpu)
+    autocast = workload(GPT, batch=1, seq=256, optimizer="adamw_8bit", autocast=True)
+    assert not [k for k in autocast.kernels if k.name == "16-bit weight copy"]

@@ -34,13 +34,14 @@ def test_attention_block_keeps_the_projections_and_the_attention_core():
     block's: 2 T (q + 2 kv) h + 2 T h q for the projections forward, plus fused attention's
     4 x (causal half of T x s pairs) x head dim x heads, three times over with the backward
     pass (2 GEMMs each for a linear layer, 2.5 x for the fused kernel), plus the rotary
-    embedding and the weight casts of mixed precision (one operation per element)."""
+    embedding and, under autocast, the weight casts of mixed precision (one operation per
+    element); a 16-bit model without autocast casts nothing per forward."""
     from dlperf_widgets.core.workload import attention_block, forward_name
 
     s, b, h, a, kv = 256, 2, 512, 8, 2
     d = h // a
     spec = LlmSpec("t", 2, h, a, kv, d, 1024, 1000)
-    w = workload(spec, phase="training", batch=b, seq=s, attention="flash2")
+    w = workload(spec, phase="training", batch=b, seq=s, attention="flash2", autocast=True)
     block = attention_block(w)
     names = {forward_name(k.name) for k in block.kernels}
     assert names == {"qkv_proj", "rotary", "flash2", "o_proj"}
@@ -50,9 +51,12 @@ def test_attention_block_keeps_the_projections_and_the_attention_core():
     proj = 2.0 * t * (a * d + 2 * kv * d) * h + 2.0 * t * h * (a * d)
     attn = 4.0 * (b * s * s * a / 2) * d
     rotary = 6.0 * t * (a * d + kv * d) * 2  # 6 operations per element, counted for 2 layers
-    # BF16 training casts each FP32 weight once forward, and its gradient once backward
+    # BF16 autocast casts each FP32 weight once forward, and its gradient once backward
     casts = 2 * 2 * ((a * d + 2 * kv * d) * h + h * (a * d))
     expected = 3 * 2 * proj + (1 + 2.5) * 2 * attn + 2 * rotary + casts
     assert block.model_flops == pytest.approx(expected, rel=1e-12)
+    sixteen_bit = attention_block(workload(spec, phase="training", batch=b, seq=s,
+                                           attention="flash2"))  # fmt: skip
+    assert sixteen_bit.model_flops == pytest.approx(expected - casts, rel=1e-12)
     with pytest.raises(InvalidParameter, match="'workload' must be a Workload"):
         attention_block("llama")
