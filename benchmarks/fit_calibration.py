@@ -48,6 +48,8 @@ _LAUNCH = np.round(np.arange(2.0, 40.01, 0.5), 1)
 _EPILOGUE = np.array([0, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768])
 _WINDOW = np.array([0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000])
 _WATTS = np.round(np.concatenate([[0.0], np.geomspace(0.05, 3.0, 60)]), 4)
+# Tensor Core math draws more power per SM than SIMT FP32: a wider grid
+_TENSOR_WATTS = np.round(np.concatenate([[0.0], np.geomspace(0.3, 12.0, 40)]), 4)
 
 PARAMETERS: dict[tuple[str, str, str, str], tuple[np.ndarray, tuple[str, ...]]] = {
     # Hopper: XLA (kernel time) and aiconfigurator (CUDA graphs), both on 700 W boards
@@ -58,6 +60,9 @@ PARAMETERS: dict[tuple[str, str, str, str], tuple[np.ndarray, tuple[str, ...]]] 
     ("hopper", "*", "*", "kernel_overhead_us"): (_OVERHEAD, ("xla", "neusight_h100")),
     ("hopper", "*", "*", "back_to_back_overhead_us"): (_OVERHEAD, ("aiconfigurator",)),
     ("hopper", "tensor", "bf16", "epilogue_k"): (_EPILOGUE, ("xla", "aiconfigurator")),
+    # the long GEMMs of both Hopper tables against their short ones: the clock a 700 W board
+    # holds under Tensor Core load
+    ("hopper", "tensor", "*", "sm_watts_per_ghz3"): (_TENSOR_WATTS, ("xla", "aiconfigurator")),
     ("hopper", "tensor", "fp8_e4m3", "epilogue_k"): (_EPILOGUE, ("aiconfigurator",)),
     ("hopper", "cuda", "fp32", "math_fraction"): (_FRACTIONS, ("neusight_h100",)),
     # the host's launch overhead of one eager PyTorch call, each NeuSight host on its own

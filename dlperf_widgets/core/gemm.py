@@ -894,8 +894,12 @@ def gemm(
     context: str = DEFAULT_CONTEXT,
     cache: str = DEFAULT_CACHE,
     quantize: str = "none",
+    sustained: bool = False,
 ) -> GemmResult:
     """Model one GEMM: cost, arithmetic intensity, limiter, tiles, waves, time, findings.
+
+    The options are :func:`gemm_sweep`'s (``sustained``: the board is already at its power
+    limit, as inside a loop of kernels).
 
     >>> r = gemm(8192, 128, 8192, dtype="fp16", gpu="V100")
     >>> round(r.arithmetic_intensity, 1), r.limiter
@@ -953,6 +957,7 @@ def gemm(
         context=context,
         cache=cache,
         quantize=quantize,
+        sustained=sustained,
     )
     s = _First(every)
     before = float(s.predicted_time_s)
