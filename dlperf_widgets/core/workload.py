@@ -67,6 +67,7 @@ __all__ = [
     "ATTENTION_IMPLS",
     "CATEGORIES",
     "DTYPE_PRECISIONS",
+    "EAGER_LAYOUTS",
     "KINDS",
     "OPTIMIZERS",
     "PHASES",
@@ -95,6 +96,16 @@ KINDS = ("gemm", "attention", "memory", "quant", "optimizer", "collective")
 # the Triton implementation of FlashAttention (flash_attn_triton.py of the flash-attention
 # repository, 2022, as MosaicML's MPT trains with attn_impl: triton).
 ATTENTION_IMPLS = ("eager", "flash1", "flash2", "sdpa", "triton")
+# How eager attention hands Q, K and V to cuBLAS's batched GEMM. 'strided': Megatron-LM's
+# [seq, batch, heads x d] tensors go in as strided batches and the 1/sqrt(d) scale rides in
+# the Q K^T GEMM (torch.baddbmm's alpha), so the core is the two GEMMs and the softmax.
+# 'einsum': torch.einsum on (batch, seq, heads, d) views of a packed QKV, as the
+# flash-attention repository's reference attention (benchmarks/benchmark_flash_attention.py,
+# attention_ref, 2022-05-26) runs it: K is scaled in an element-wise kernel of its own, and
+# einsum copies each of Q, K and V into (batch x heads, seq, d) order before its batched GEMM
+# (batch and heads cannot be merged into one stride of such a view); P V's output stays a
+# permuted view, with no copy.
+EAGER_LAYOUTS = ("strided", "einsum")
 # Fused attention kernels whose grid has one thread block per (sequence, head) and no
 # blocks along the sequence: FlashAttention-1's CUDA kernels (Dao et al. 2022, Algorithm 1
 # runs the whole sequence of one head in one block; Dao 2023, section 3.2, names this as
@@ -412,6 +423,7 @@ class Workload(ResultMixin):
     spec: LlmSpec = field(repr=False)
     kernels: tuple[Kernel, ...] = field(repr=False, default=())
     autocast: bool = False
+    eager_layout: str = "strided"
 
     _units: ClassVar[dict[str, str]] = {"params": "", "params_per_gpu": "", "model_flops": "FLOP"}
     _hidden: ClassVar[tuple[str, ...]] = ("spec",)
@@ -641,6 +653,7 @@ def workload(
     capacity_factor: float = 1.0,
     dropout: bool = False,
     autocast: bool = False,
+    eager_layout: str = "strided",
 ) -> Workload:
     """The kernels of one step of ``model`` on one GPU, as a :class:`Workload` table.
 
@@ -665,7 +678,10 @@ def workload(
     stream and the norms' saved inputs stay FP32, and every linear layer saves the 16-bit
     copy of its FP32 weight for the backward pass (PyTorch "Automatic Mixed Precision"
     docs: ops autocast to 16 bits cast their FP32 inputs, and autograd keeps what the
-    backward uses).
+    backward uses). ``eager_layout`` (eager attention): 'strided' (Megatron-LM: Q, K, V passed
+    to the batched GEMMs as strided batches, the scale fused into Q K^T) or 'einsum' (a
+    plain PyTorch reference on (batch, seq, heads, d) tensors: a kernel scales K and each of
+    Q, K, V is copied into per-head order first; see :data:`EAGER_LAYOUTS`).
     """
     spec = llm(model)
     ph = check_choice("phase", phase, PHASES)
@@ -682,6 +698,7 @@ def workload(
     impl = "flash2" if impl == "sdpa" else impl
     causal = check_bool("causal", causal)
     dropout = check_bool("dropout", dropout)
+    layout = check_choice("eager_layout", eager_layout, EAGER_LAYOUTS)
     autocast = check_bool("autocast", autocast) and ph == "training" and prec in ("bf16", "fp16")
     rc = check_choice("recompute", recompute, RECOMPUTE)
     opt = check_choice("optimizer", optimizer, OPTIMIZERS)
@@ -824,6 +841,13 @@ def workload(
     elif impl == "eager":
         gq = heads // kvh
         sc_bytes = pairs * act
+        if layout == "einsum":
+            # k / sqrt(d) (one read, one write of K), then einsum's copies of Q, K and V into
+            # (batch x heads, seq, d) order (EAGER_LAYOUTS): one read and one write each
+            k_elems = float(bsz * kv_len * kv_out)
+            _memory(b, "key scale", f"{layer}.attn", k_elems, 1, 1, 1, L)
+            _memory(b, "query copy", f"{layer}.attn", float(nq * q_out), 0, 1, 1, L)
+            _memory(b, "key copy", f"{layer}.attn", k_elems, 0, 1, 1, L)
         b.add(name="scores Q K^T", path=f"{layer}.attn", pass_="forward", kind="gemm",
               dtype=gemm_dt if gemm_dt != "int8" else act_dt, flops=2.0 * pairs * hd,
               bytes=(nq * q_out + bsz * kv_len * kv_out) * act + sc_bytes, count=L,
@@ -849,6 +873,8 @@ def workload(
                     saved=sc_bytes if keep else 0.0)  # fmt: skip
             if dropout:
                 _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, keep, True)
+        if layout == "einsum":
+            _memory(b, "value copy", f"{layer}.attn", float(bsz * kv_len * kv_out), 0, 1, 1, L)
         b.add(name="context P V", path=f"{layer}.attn", pass_="forward", kind="gemm",
               dtype=gemm_dt if gemm_dt != "int8" else act_dt, flops=2.0 * pairs * hd,
               bytes=sc_bytes + (bsz * kv_len * kv_out + nq * q_out) * act, count=L,
@@ -1029,6 +1055,7 @@ def workload(
         spec=spec,
         kernels=tuple(kernels),
         autocast=autocast,
+        eager_layout=layout,
     )
 
 

@@ -448,3 +448,36 @@ def test_8bit_adam_keeps_two_bytes_of_state_per_weight():
     assert copy.bytes * copy.count == pytest.approx(6.0 * w8.params_per_gpu)
     autocast = workload(GPT, batch=1, seq=256, optimizer="adamw_8bit", autocast=True)
     assert not [k for k in autocast.kernels if k.name == "16-bit weight copy"]
+
+
+def test_einsum_layout_adds_the_key_scale_and_three_head_copies_counted_by_hand():
+    """eager_layout='einsum' (a plain PyTorch reference on (batch, seq, heads, d) views):
+    one kernel scales K and einsum copies Q, K and V into per-head order, each one read and
+    one write of a (batch x seq x heads x d) FP16 tensor, counted by hand for the FlashAttention
+    paper's benchmark shape (batch 16, 8 heads of 64, seq 512): 16 x 512 x 512 elements,
+    16 777 216 bytes each. 'strided' (Megatron-LM's layout) runs none of them, and the GEMMs
+    and the softmax are the same in both."""
+    spec = LlmSpec("attn", 1, 512, 8, 8, 64, 2048, 1, gated_mlp=False, rotary=False)
+    kw = dict(phase="prefill", batch=16, seq=512, precision="fp16", attention="eager",
+              causal=False)  # fmt: skip
+    strided = workload(spec, **kw)
+    einsum = workload(spec, **kw, eager_layout="einsum")
+    elems = 16 * 512 * 8 * 64
+    attn = {k.name: k for k in einsum.kernels if k.path.endswith(".attn")}
+    assert list(attn) == ["key scale", "query copy", "key copy", "scores Q K^T", "softmax",
+                          "value copy", "context P V"]  # fmt: skip
+    for name in ("key scale", "query copy", "key copy", "value copy"):
+        assert attn[name].bytes == 2 * 2 * elems == 16_777_216
+        assert attn[name].kind == "memory" and attn[name].saved_bytes == 0
+    assert attn["key scale"].flops == elems
+    base = {k.name: k for k in strided.kernels if k.path.endswith(".attn")}
+    assert list(base) == ["scores Q K^T", "softmax", "context P V"]
+    for name, k in base.items():
+        assert attn[name] == k
+    assert strided.eager_layout == "strided" and einsum.eager_layout == "einsum"
+
+
+def test_eager_layout_is_validated():
+    """An unknown eager_layout is refused with the kit's one-sentence message."""
+    with pytest.raises(InvalidParameter, match="'eager_layout' must be one of"):
+        workload(GPT, attention="eager", eager_layout="blocked")
