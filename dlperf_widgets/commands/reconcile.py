@@ -17,8 +17,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--workloads",
         action="store_true",
-        help="report the published whole-workload measurements instead (training, decode, "
-        "attention, memory), each priced kernel by kernel: the error by kind",
+        help="report the published whole-workload measurements instead (training, prefill, "
+        "decode, attention, memory), each priced kernel by kernel: the error by kind",
     )
 
 

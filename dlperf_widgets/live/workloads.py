@@ -1,8 +1,8 @@
 """Whole-workload measurements beside the kernel-by-kernel model.
 
 The shipped file ``live/data/workloads/e2e_workloads.csv`` holds published figures of whole
-workloads (training throughput and step times, decode rates, attention kernel times,
-training memory), each with the configuration the kit prices it at. This module prices
+workloads (training throughput and step times, prefill times, decode rates, attention kernel
+times, training memory), each with the configuration the kit prices it at. This module prices
 every row with :func:`dlperf_widgets.core.workload.workload` and
 :func:`~dlperf_widgets.core.workload.price` and reports the error by kind. Needs numpy only.
 """
@@ -101,6 +101,14 @@ def predict_measurement(row: dict[str, str]) -> tuple[float, WorkloadTime]:
         value = p.memory_bytes / 2**20
     elif metric == "decode_tokens_per_s":
         value = w.batch / p.step_s
+    elif metric == "prefill_s":
+        # time to the first token: one forward over every prompt (a row priced as another
+        # phase would compare a prefill with a different step)
+        if w.phase != "prefill":
+            raise InvalidParameter(
+                f"'options' must say phase=prefill for metric 'prefill_s' (got phase={w.phase!r})"
+            )
+        value = p.step_s
     elif metric == "attention_forward_s":
         sel = np.array([k.path.endswith(".attn") and k.name != "rotary" for k in w.kernels])
         value = float((p.times_s * w.column("count"))[sel].sum())
