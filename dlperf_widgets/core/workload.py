@@ -556,8 +556,10 @@ def dropout_mask_elements(w: Workload, kernel: str | None = None) -> float:
     return float(sum(k.bytes / (2 * act + 1) for k in per_layer))
 
 
-def _backward_of(k: Kernel, act: float) -> list[Kernel]:
-    """The backward kernels of one forward kernel (see the module docstring)."""
+def _backward_of(k: Kernel, act: float, wgrad_bytes: float) -> list[Kernel]:
+    """The backward kernels of one forward kernel (see the module docstring).
+    ``wgrad_bytes``: bytes a weight-gradient GEMM moves per element of its output
+    (:func:`workload` says which convention gives which)."""
     if k.kind == "gemm":
         t, n, kin = k.m, k.n, k.k
         dgrad = replace(
@@ -566,7 +568,7 @@ def _backward_of(k: Kernel, act: float) -> list[Kernel]:
         )  # fmt: skip
         wgrad = replace(
             k, name=f"{k.name} wgrad", pass_="backward", m=kin, n=n, k=t,
-            bytes=t * kin * act + t * n * act + kin * n * 4.0, saved_bytes=0.0,
+            bytes=t * kin * act + t * n * act + kin * n * wgrad_bytes, saved_bytes=0.0,
             weight_bytes=0.0,
         )  # fmt: skip
         if k.batch > 1:
@@ -779,10 +781,11 @@ def workload(
         if training and (autocast or prec in _NARROW):
             # autocast (and FP8/FP4 recipes, which keep higher-precision weights): the FP32
             # weight is cast to the GEMM's dtype on every forward (read 4 B, write 2 B per
-            # weight); its backward accumulates the 16-bit weight gradient into the FP32
-            # .grad. A 16-bit model without autocast (Megatron-LM's FP16/BF16 modules, FSDP
-            # with 16-bit parameters) keeps its weights in 16 bits and casts nothing here:
-            # its optimizer writes the 16-bit copy once per step (_optimizer_kernels)
+            # weight); under autocast its backward converts the 16-bit weight gradient to
+            # the FP32 .grad. A 16-bit model without autocast (Megatron-LM's FP16/BF16
+            # modules, FSDP with 16-bit parameters) keeps its weights in 16 bits and casts
+            # nothing here: its optimizer writes the 16-bit copy once per step
+            # (_optimizer_kernels)
             b.add(name=f"{name} weight cast", path=path, pass_="forward", kind="quant",
                   flops=1.0 * n * kin, bytes=6.0 * n * kin, count=cnt,
                   saved_bytes=2.0 * n * kin if autocast else 0.0)  # fmt: skip
@@ -957,8 +960,29 @@ def workload(
                     continue
                 if rc == "full" or (rc == "selective" and k.name in _SELECTIVE):
                     kernels.append(replace(k, pass_="recompute", saved_bytes=0.0))
+        # Bytes a weight-gradient GEMM moves per weight, by convention: under torch.autocast
+        # its operands are 16-bit and so is its output (the weight cast's backward converts
+        # it to FP32); FP32 training writes FP32; Megatron-LM's 16-bit model and Transformer
+        # Engine's FP8/FP4 recipes accumulate it into the FP32 main_grad buffer inside the
+        # GEMM (gradient accumulation fusion: Apex's wgrad_gemm_accum_fp32 and TE's
+        # fuse_wgrad_accumulation run the GEMM with beta = 1, reading and writing main_grad)
+        wgrad_bytes = act if autocast else (4.0 if act == 4.0 else 8.0)
         for k in forward:
-            kernels.extend(_backward_of(k, act))
+            if autocast and k.kind == "quant":
+                # autocast's casts are dtype conversions: the backward converts the gradient
+                # back, reading it in the narrow width and writing it in the wide one, the
+                # forward's traffic with nothing saved read (for the weight cast, autograd's
+                # AccumulateGrad then takes that FP32 tensor as .grad, no kernel, when .grad
+                # is unset: PyTorch's accumulate_grad.h)
+                kernels.append(replace(k, name=f"{k.name} backward", pass_="backward",
+                                       saved_bytes=0.0))  # fmt: skip
+            elif k.name.endswith(" weight cast"):
+                # FP8/FP4 recipes cast the weight inside their linear layer's autograd
+                # function, whose backward hands the gradient to the weight directly
+                # (Transformer Engine's _Linear): the cast has no backward kernel
+                continue
+            else:
+                kernels.extend(_backward_of(k, act, wgrad_bytes))
         if mbs > 1:
             kernels = [replace(k, count=k.count * mbs) for k in kernels]
         kernels.extend(_optimizer_kernels(opt, local_params, dp, z, spec, L))

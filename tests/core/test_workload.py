@@ -448,3 +448,28 @@ def test_8bit_adam_keeps_two_bytes_of_state_per_weight():
     assert copy.bytes * copy.count == pytest.approx(6.0 * w8.params_per_gpu)
     autocast = workload(GPT, batch=1, seq=256, optimizer="adamw_8bit", autocast=True)
     assert not [k for k in autocast.kernels if k.name == "16-bit weight copy"]
+
+
+def test_weight_gradient_bytes_follow_each_precision_convention():
+    """A linear layer's weight-gradient GEMM reads its input (T x K) and output gradient
+    (T x N) and moves the K x N gradient: under torch.autocast it writes it in 16 bits and
+    the weight cast's backward converts it to the FP32 .grad (read 2 B, write 4 B); FP32
+    training writes 4 B; Megatron-LM's 16-bit model and the FP8 recipe accumulate into the
+    FP32 main_grad inside the GEMM (beta = 1: read and write 4 B each) and have no weight
+    cast backward. The memory view keeps one FP32 gradient per weight in every case."""
+    b, s, h = 2, 256, GPT.hidden
+    t, n, kin = b * s, 3 * h, h  # qkv_proj: 3h outputs from h inputs (no GQA)
+    for kw, act, grad, cast in (
+        ({"precision": "fp16", "autocast": True}, 2, 2, 6),
+        ({"precision": "fp32"}, 4, 4, None),
+        ({"precision": "bf16"}, 2, 8, None),
+        ({"precision": "fp8"}, 2, 8, None),
+    ):
+        w = workload(GPT, batch=b, seq=s, **kw)
+        k = {x.name: x for x in w.kernels}
+        assert k["qkv_proj wgrad"].bytes == t * kin * act + t * n * act + kin * n * grad, kw
+        if cast is None:
+            assert "qkv_proj weight cast backward" not in k, kw
+        else:
+            assert k["qkv_proj weight cast backward"].bytes == cast * n * kin
+        assert workload_memory(w).gradients_bytes == pytest.approx(4.0 * w.params_per_gpu)
