@@ -59,7 +59,7 @@ from .gemm import gemm_sweep
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .links import Interconnect, default_links, interconnect
-from .memlimited import OP_CLASSES, PassResult, _cuda_peak
+from .memlimited import NORMALIZATION_OPS, OP_CLASSES, PassResult, _cuda_peak
 from .results import ResultMixin, format_quantity
 from .topology import group_per_node, topology_bandwidth
 
@@ -144,6 +144,10 @@ _SCALE_BITS = 16
 # RMSNorm / LayerNorm 8, SiLU x up 6 (sigmoid 4, two multiplies), GELU 5, add 1,
 # rotary embedding 6 (two multiplies and an add per rotated pair, per element).
 _NORM_FLOPS, _SWIGLU_FLOPS, _GELU_FLOPS, _ADD_FLOPS, _ROPE_FLOPS = 8, 6, 5, 1, 6
+# Softmax forward and backward operations per element: core.memlimited's one count (max,
+# subtract, exp, sum, divide; backward dx = y * (dy - sum(dy * y)): 4).
+_SOFTMAX_FLOPS = NORMALIZATION_OPS["softmax"].forward_flops
+_SOFTMAX_BACKWARD_FLOPS = NORMALIZATION_OPS["softmax"].backward_flops
 # Cross-entropy over V logits: max, exp, sum, log and the gathered target, about 5 per logit.
 _LOSS_FLOPS = 5
 # AdamW per parameter (Loshchilov & Hutter 2019, Algorithm 2): about 12 operations; bytes:
@@ -584,6 +588,15 @@ def _backward_of(k: Kernel, act: float, wgrad_bytes: float) -> list[Kernel]:
             return [replace(k, name=f"{k.name} backward", pass_="backward",
                             flops=2.5 * k.flops, bytes=2.0 * k.bytes, saved_bytes=0.0)]  # fmt: skip
         return [replace(k, name=f"{k.name} backward", pass_="backward", saved_bytes=0.0)]
+    if k.name == "softmax":
+        # dx = y * (dy - sum(dy * y)): dy and the saved probabilities y read in y's width,
+        # dx written in the scores' 16 bits (torch.autocast's FP32 softmax returns its input
+        # gradient in its input's dtype: _softmax_backward_data's input_dtype)
+        elements = k.flops / _SOFTMAX_FLOPS
+        y = k.bytes / elements - act  # the forward read the scores, wrote y
+        return [replace(k, name="softmax backward", pass_="backward",
+                        flops=_SOFTMAX_BACKWARD_FLOPS * elements,
+                        bytes=elements * (2 * y + act), saved_bytes=0.0)]  # fmt: skip
     if k.kind in ("memory", "quant"):
         # dy and the saved input read, dx written: 1.5 x the forward traffic of one read and
         # one write (memlimited's element-wise backward costs); the flops about the same.
@@ -840,7 +853,7 @@ def workload(
             # them back to 16 bits first, a kernel of its own whose output the GEMM saves
             # (PyTorch "Automatic Mixed Precision package" docs, CUDA op-specific behavior)
             b.add(name="softmax", path=f"{layer}.attn", pass_="forward", kind="memory",
-                  flops=5.0 * pairs, bytes=pairs * (act + 4.0), count=L,
+                  flops=_SOFTMAX_FLOPS * pairs, bytes=pairs * (act + 4.0), count=L,
                   saved_bytes=4.0 * pairs if keep else 0.0)  # fmt: skip
             if dropout:
                 _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, keep, False, 4.0)
@@ -848,7 +861,7 @@ def workload(
                   kind="quant", flops=1.0 * pairs, bytes=pairs * (4.0 + act), count=L,
                   saved_bytes=sc_bytes if keep else 0.0)  # fmt: skip
         else:
-            _memory(b, "softmax", f"{layer}.attn", pairs, 5, 1, 1, L,
+            _memory(b, "softmax", f"{layer}.attn", pairs, _SOFTMAX_FLOPS, 1, 1, L,
                     saved=sc_bytes if keep else 0.0)  # fmt: skip
             if dropout:
                 _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, keep, True)

@@ -473,3 +473,23 @@ def test_weight_gradient_bytes_follow_each_precision_convention():
         else:
             assert k["qkv_proj weight cast backward"].bytes == cast * n * kin
         assert workload_memory(w).gradients_bytes == pytest.approx(4.0 * w.params_per_gpu)
+
+
+def test_softmax_backward_counts_its_math_once():
+    """Softmax backward, dx = y (dy - sum(dy y)) per row: a multiply, an add into the sum, a
+    subtract and a multiply, 4 operations per probability, core.memlimited's count; it reads
+    dy and y and writes dx: 3 x 2 B per probability in 16 bits, and under torch.autocast dy
+    and y in FP32 and dx in 16 bits (4 + 4 + 2 B)."""
+    from dlperf_widgets.core.memlimited import memory_op
+
+    b, s, heads = 2, 256, GPT.heads
+    pairs = b * heads * s * s
+    for autocast, per in ((False, 2 + 2 + 2), (True, 4 + 4 + 2)):
+        w = workload(GPT, batch=b, seq=s, attention="eager", causal=False, precision="fp16",
+                     autocast=autocast)  # fmt: skip
+        k = next(x for x in w.kernels if x.name == "softmax backward")
+        assert k.flops == pytest.approx(4.0 * pairs)
+        assert k.bytes == pytest.approx(per * pairs)
+    _, bwd = memory_op("softmax", elements=pairs, dtype="fp16", gpu="A100")
+    assert bwd.flops == pytest.approx(4.0 * pairs)
+    assert bwd.bytes == pytest.approx(6.0 * pairs)
