@@ -840,8 +840,14 @@ def workload(
     elif impl == "eager":
         gq = heads // kvh
         sc_bytes = pairs * act
+        # the batched products of the attention core run in the activations' dtype under
+        # FP8/FP4 recipes and int8 GEMMs: Transformer Engine's fp8_autocast runs the linear
+        # layers' GEMMs in FP8 and attention in 16 bits (FP8 attention is its recipes'
+        # fp8_dpa option, off by default, for the fused backend only), and no int8 scheme
+        # here quantises Q, K or P
+        attn_dt = act_dt if prec in _NARROW or gemm_dt == "int8" else gemm_dt
         b.add(name="scores Q K^T", path=f"{layer}.attn", pass_="forward", kind="gemm",
-              dtype=gemm_dt if gemm_dt != "int8" else act_dt, flops=2.0 * pairs * hd,
+              dtype=attn_dt, flops=2.0 * pairs * hd,
               bytes=(nq * q_out + bsz * kv_len * kv_out) * act + sc_bytes, count=L,
               m=s // cp * gq, n=kv_len, k=hd, batch=bsz * kvh,
               saved_bytes=(nq * q_out + bsz * kv_len * kv_out) * act if training else 0.0)  # fmt: skip
@@ -866,7 +872,7 @@ def workload(
             if dropout:
                 _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, keep, True)
         b.add(name="context P V", path=f"{layer}.attn", pass_="forward", kind="gemm",
-              dtype=gemm_dt if gemm_dt != "int8" else act_dt, flops=2.0 * pairs * hd,
+              dtype=attn_dt, flops=2.0 * pairs * hd,
               bytes=sc_bytes + (bsz * kv_len * kv_out + nq * q_out) * act, count=L,
               m=s // cp * gq, n=hd, k=kv_len, batch=bsz * kvh,
               saved_bytes=bsz * kv_len * kv_out * act if training else 0.0)  # fmt: skip

@@ -493,3 +493,23 @@ def test_softmax_backward_counts_its_math_once():
     _, bwd = memory_op("softmax", elements=pairs, dtype="fp16", gpu="A100")
     assert bwd.flops == pytest.approx(4.0 * pairs)
     assert bwd.bytes == pytest.approx(6.0 * pairs)
+
+
+def test_fp8_keeps_eager_attention_core_in_bf16():
+    """Transformer Engine's FP8 recipes run the linear layers' GEMMs in FP8 and attention
+    in 16 bits: the batched products of eager attention (Q K^T, P V and their gradients) run
+    in BF16 and cost what they cost in a BF16 step, while the projections run in FP8."""
+    kw = {"batch": 1, "seq": 512, "attention": "eager"}
+    f8 = workload(GPT, precision="fp8", **kw)
+    bf = workload(GPT, precision="bf16", **kw)
+    core = ("scores Q K^T", "context P V", "scores Q K^T dgrad", "context P V wgrad")
+    dtypes = {k.name: k.dtype for k in f8.kernels}
+    assert dtypes["qkv_proj"] == "fp8_e4m3"
+    assert all(dtypes[name] == "bf16" for name in core)
+    t8 = dict(zip([k.name for k in f8.kernels], price(f8, "H100", isolated=True).times_s,
+                  strict=True))  # fmt: skip
+    tb = dict(zip([k.name for k in bf.kernels], price(bf, "H100", isolated=True).times_s,
+                  strict=True))  # fmt: skip
+    for name in core:
+        assert t8[name] == pytest.approx(tb[name], rel=1e-12)
+    assert t8["qkv_proj"] < tb["qkv_proj"]
