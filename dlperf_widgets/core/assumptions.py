@@ -210,5 +210,7 @@ HOST_LAUNCH_OVERHEAD_S = 20.5e-6
 # CUDA_GRAPH_LAUNCH_S: host time to launch a whole captured graph (one cudaGraphLaunch),
 # paid once per graph: a driver call with no framework dispatch or library heuristics
 # before it, so less than an eager call's HOST_LAUNCH_OVERHEAD_S; 10 us is the kit's round
-# assumption, not a fit.
+# assumption, not a fit. One constant for that one cost: core.workload's 'back-to-back'
+# steps, core.serving's CUDA-graph decode steps and core.fusion's graph time (which keeps
+# it below an eager launch the caller gives for another host) all use it.
 CUDA_GRAPH_LAUNCH_S = 10e-6

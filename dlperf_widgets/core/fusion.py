@@ -101,6 +101,14 @@ def _launch_overhead_s() -> float:
     return assumptions.HOST_LAUNCH_OVERHEAD_S
 
 
+def _graph_launch_s(launch_overhead_s: float) -> float:
+    """Host time to launch one captured CUDA graph: core.assumptions.CUDA_GRAPH_LAUNCH_S, the
+    constant core.workload's 'back-to-back' steps pay, but never more than one eager launch
+    on the same host (a graph launch is one driver call without the framework's dispatch
+    that an eager launch also pays: core.assumptions)."""
+    return min(assumptions.CUDA_GRAPH_LAUNCH_S, launch_overhead_s)
+
+
 def _fusable(op: str) -> tuple[float, float, float, float]:
     """(flops, reads, writes, extra bytes) per element of the forward pass of ``op``."""
     if op in ELEMENTWISE_OPS:
@@ -153,8 +161,9 @@ class LaunchResult(ResultMixin):
     each kernel: its work and the device-side fixed cost; no host launch cost). Launched one
     by one the host submits a kernel every ``launch_overhead_s`` at best, so each kernel
     takes max(its device time, the launch overhead): ``eager_time_s``. As a graph the host
-    launches once and each kernel costs its device time, but at least :data:`GRAPH_NODE_S`:
-    ``graph_time_s``, never less than the kernels' own time. ``launch_bound`` says whether
+    launches once (core.assumptions.CUDA_GRAPH_LAUNCH_S, at most one eager launch) and each
+    kernel costs its device time, but at least :data:`GRAPH_NODE_S`: ``graph_time_s``, never
+    less than the kernels' own time. ``launch_bound`` says whether
     the host, not the GPU, sets the pace eagerly.
     """
 
@@ -200,7 +209,7 @@ def launch_overhead(kernel_times_s: Any, *, launch_overhead_s: float | None = No
     )
     work = float(t.sum())
     eager = float(np.maximum(t, over).sum())
-    graph = over + float(np.maximum(t, GRAPH_NODE_S).sum())
+    graph = _graph_launch_s(over) + float(np.maximum(t, GRAPH_NODE_S).sum())
     return LaunchResult(
         kernels=int(t.size),
         launch_overhead_s=over,

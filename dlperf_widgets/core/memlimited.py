@@ -224,6 +224,9 @@ class _NormSpec:
 
 # forward: persistent reads 1 + writes 1; non-persistent reads 2 (softmax: 3) + writes 1.
 # backward: persistent reads dy and x (or y) + writes dx; non-persistent reads them twice.
+# Softmax: forward max, subtract, exp, sum, divide (5 per element); backward
+# dx = y * (dy - sum(dy * y)) along the row: multiply, add into the sum, subtract,
+# multiply (4 per element), reading dy and the saved y and writing dx.
 NORMALIZATION_OPS: dict[str, _NormSpec] = {
     "batchnorm": _NormSpec(5, 9, 2, False, "statistics per channel over N*H*W"),
     "layernorm": _NormSpec(8, 10, 8, True, "statistics per sample over the normalized shape"),

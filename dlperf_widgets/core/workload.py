@@ -59,7 +59,7 @@ from .gemm import gemm_sweep
 from .gpus import Gpu
 from .gpus import gpu as _gpu
 from .links import Interconnect, default_links, interconnect
-from .memlimited import OP_CLASSES, PassResult, _cuda_peak
+from .memlimited import NORMALIZATION_OPS, OP_CLASSES, PassResult, _cuda_peak
 from .results import ResultMixin, format_quantity
 from .topology import group_per_node, topology_bandwidth
 
@@ -155,6 +155,10 @@ _SCALE_BITS = 16
 # RMSNorm / LayerNorm 8, SiLU x up 6 (sigmoid 4, two multiplies), GELU 5, add 1,
 # rotary embedding 6 (two multiplies and an add per rotated pair, per element).
 _NORM_FLOPS, _SWIGLU_FLOPS, _GELU_FLOPS, _ADD_FLOPS, _ROPE_FLOPS = 8, 6, 5, 1, 6
+# Softmax forward and backward operations per element: core.memlimited's one count (max,
+# subtract, exp, sum, divide; backward dx = y * (dy - sum(dy * y)): 4).
+_SOFTMAX_FLOPS = NORMALIZATION_OPS["softmax"].forward_flops
+_SOFTMAX_BACKWARD_FLOPS = NORMALIZATION_OPS["softmax"].backward_flops
 # Cross-entropy over V logits: max, exp, sum, log and the gathered target, about 5 per logit.
 _LOSS_FLOPS = 5
 # AdamW per parameter (Loshchilov & Hutter 2019, Algorithm 2): about 12 operations; bytes:
@@ -568,8 +572,10 @@ def dropout_mask_elements(w: Workload, kernel: str | None = None) -> float:
     return float(sum(k.bytes / (2 * act + 1) for k in per_layer))
 
 
-def _backward_of(k: Kernel, act: float) -> list[Kernel]:
-    """The backward kernels of one forward kernel (see the module docstring)."""
+def _backward_of(k: Kernel, act: float, wgrad_bytes: float) -> list[Kernel]:
+    """The backward kernels of one forward kernel (see the module docstring).
+    ``wgrad_bytes``: bytes a weight-gradient GEMM moves per element of its output
+    (:func:`workload` says which convention gives which)."""
     if k.kind == "gemm":
         t, n, kin = k.m, k.n, k.k
         dgrad = replace(
@@ -578,7 +584,7 @@ def _backward_of(k: Kernel, act: float) -> list[Kernel]:
         )  # fmt: skip
         wgrad = replace(
             k, name=f"{k.name} wgrad", pass_="backward", m=kin, n=n, k=t,
-            bytes=t * kin * act + t * n * act + kin * n * 4.0, saved_bytes=0.0,
+            bytes=t * kin * act + t * n * act + kin * n * wgrad_bytes, saved_bytes=0.0,
             weight_bytes=0.0,
         )  # fmt: skip
         if k.batch > 1:
@@ -594,6 +600,15 @@ def _backward_of(k: Kernel, act: float) -> list[Kernel]:
             return [replace(k, name=f"{k.name} backward", pass_="backward",
                             flops=2.5 * k.flops, bytes=2.0 * k.bytes, saved_bytes=0.0)]  # fmt: skip
         return [replace(k, name=f"{k.name} backward", pass_="backward", saved_bytes=0.0)]
+    if k.name == "softmax":
+        # dx = y * (dy - sum(dy * y)): dy and the saved probabilities y read in y's width,
+        # dx written in the scores' 16 bits (torch.autocast's FP32 softmax returns its input
+        # gradient in its input's dtype: _softmax_backward_data's input_dtype)
+        elements = k.flops / _SOFTMAX_FLOPS
+        y = k.bytes / elements - act  # the forward read the scores, wrote y
+        return [replace(k, name="softmax backward", pass_="backward",
+                        flops=_SOFTMAX_BACKWARD_FLOPS * elements,
+                        bytes=elements * (2 * y + act), saved_bytes=0.0)]  # fmt: skip
     if k.kind in ("memory", "quant"):
         # dy and the saved input read, dx written: 1.5 x the forward traffic of one read and
         # one write (memlimited's element-wise backward costs); the flops about the same.
@@ -796,10 +811,11 @@ def workload(
         if training and (autocast or prec in _NARROW):
             # autocast (and FP8/FP4 recipes, which keep higher-precision weights): the FP32
             # weight is cast to the GEMM's dtype on every forward (read 4 B, write 2 B per
-            # weight); its backward accumulates the 16-bit weight gradient into the FP32
-            # .grad. A 16-bit model without autocast (Megatron-LM's FP16/BF16 modules, FSDP
-            # with 16-bit parameters) keeps its weights in 16 bits and casts nothing here:
-            # its optimizer writes the 16-bit copy once per step (_optimizer_kernels)
+            # weight); under autocast its backward converts the 16-bit weight gradient to
+            # the FP32 .grad. A 16-bit model without autocast (Megatron-LM's FP16/BF16
+            # modules, FSDP with 16-bit parameters) keeps its weights in 16 bits and casts
+            # nothing here: its optimizer writes the 16-bit copy once per step
+            # (_optimizer_kernels)
             b.add(name=f"{name} weight cast", path=path, pass_="forward", kind="quant",
                   flops=1.0 * n * kin, bytes=6.0 * n * kin, count=cnt,
                   saved_bytes=2.0 * n * kin if autocast else 0.0)  # fmt: skip
@@ -841,6 +857,12 @@ def workload(
     elif impl == "eager":
         gq = heads // kvh
         sc_bytes = pairs * act
+        # the batched products of the attention core run in the activations' dtype under
+        # FP8/FP4 recipes and int8 GEMMs: Transformer Engine's fp8_autocast runs the linear
+        # layers' GEMMs in FP8 and attention in 16 bits (FP8 attention is its recipes'
+        # fp8_dpa option, off by default, for the fused backend only), and no int8 scheme
+        # here quantises Q, K or P
+        attn_dt = act_dt if prec in _NARROW or gemm_dt == "int8" else gemm_dt
         if layout == "einsum":
             # k / sqrt(d) (one read, one write of K), then einsum's copies of Q, K and V into
             # (batch x heads, seq, d) order (EAGER_LAYOUTS): one read and one write each
@@ -849,7 +871,7 @@ def workload(
             _memory(b, "query copy", f"{layer}.attn", float(nq * q_out), 0, 1, 1, L)
             _memory(b, "key copy", f"{layer}.attn", k_elems, 0, 1, 1, L)
         b.add(name="scores Q K^T", path=f"{layer}.attn", pass_="forward", kind="gemm",
-              dtype=gemm_dt if gemm_dt != "int8" else act_dt, flops=2.0 * pairs * hd,
+              dtype=attn_dt, flops=2.0 * pairs * hd,
               bytes=(nq * q_out + bsz * kv_len * kv_out) * act + sc_bytes, count=L,
               m=s // cp * gq, n=kv_len, k=hd, batch=bsz * kvh,
               saved_bytes=(nq * q_out + bsz * kv_len * kv_out) * act if training else 0.0)  # fmt: skip
@@ -861,7 +883,7 @@ def workload(
             # them back to 16 bits first, a kernel of its own whose output the GEMM saves
             # (PyTorch "Automatic Mixed Precision package" docs, CUDA op-specific behavior)
             b.add(name="softmax", path=f"{layer}.attn", pass_="forward", kind="memory",
-                  flops=5.0 * pairs, bytes=pairs * (act + 4.0), count=L,
+                  flops=_SOFTMAX_FLOPS * pairs, bytes=pairs * (act + 4.0), count=L,
                   saved_bytes=4.0 * pairs if keep else 0.0)  # fmt: skip
             if dropout:
                 _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, keep, False, 4.0)
@@ -869,14 +891,14 @@ def workload(
                   kind="quant", flops=1.0 * pairs, bytes=pairs * (4.0 + act), count=L,
                   saved_bytes=sc_bytes if keep else 0.0)  # fmt: skip
         else:
-            _memory(b, "softmax", f"{layer}.attn", pairs, 5, 1, 1, L,
+            _memory(b, "softmax", f"{layer}.attn", pairs, _SOFTMAX_FLOPS, 1, 1, L,
                     saved=sc_bytes if keep else 0.0)  # fmt: skip
             if dropout:
                 _dropout(b, "attention dropout", f"{layer}.attn", pairs, L, keep, True)
         if layout == "einsum":
             _memory(b, "value copy", f"{layer}.attn", float(bsz * kv_len * kv_out), 0, 1, 1, L)
         b.add(name="context P V", path=f"{layer}.attn", pass_="forward", kind="gemm",
-              dtype=gemm_dt if gemm_dt != "int8" else act_dt, flops=2.0 * pairs * hd,
+              dtype=attn_dt, flops=2.0 * pairs * hd,
               bytes=sc_bytes + (bsz * kv_len * kv_out + nq * q_out) * act, count=L,
               m=s // cp * gq, n=hd, k=kv_len, batch=bsz * kvh,
               saved_bytes=bsz * kv_len * kv_out * act if training else 0.0)  # fmt: skip
@@ -983,8 +1005,29 @@ def workload(
                     continue
                 if rc == "full" or (rc == "selective" and k.name in _SELECTIVE):
                     kernels.append(replace(k, pass_="recompute", saved_bytes=0.0))
+        # Bytes a weight-gradient GEMM moves per weight, by convention: under torch.autocast
+        # its operands are 16-bit and so is its output (the weight cast's backward converts
+        # it to FP32); FP32 training writes FP32; Megatron-LM's 16-bit model and Transformer
+        # Engine's FP8/FP4 recipes accumulate it into the FP32 main_grad buffer inside the
+        # GEMM (gradient accumulation fusion: Apex's wgrad_gemm_accum_fp32 and TE's
+        # fuse_wgrad_accumulation run the GEMM with beta = 1, reading and writing main_grad)
+        wgrad_bytes = act if autocast else (4.0 if act == 4.0 else 8.0)
         for k in forward:
-            kernels.extend(_backward_of(k, act))
+            if autocast and k.kind == "quant":
+                # autocast's casts are dtype conversions: the backward converts the gradient
+                # back, reading it in the narrow width and writing it in the wide one, the
+                # forward's traffic with nothing saved read (for the weight cast, autograd's
+                # AccumulateGrad then takes that FP32 tensor as .grad, no kernel, when .grad
+                # is unset: PyTorch's accumulate_grad.h)
+                kernels.append(replace(k, name=f"{k.name} backward", pass_="backward",
+                                       saved_bytes=0.0))  # fmt: skip
+            elif k.name.endswith(" weight cast"):
+                # FP8/FP4 recipes cast the weight inside their linear layer's autograd
+                # function, whose backward hands the gradient to the weight directly
+                # (Transformer Engine's _Linear): the cast has no backward kernel
+                continue
+            else:
+                kernels.extend(_backward_of(k, act, wgrad_bytes))
         if mbs > 1:
             kernels = [replace(k, count=k.count * mbs) for k in kernels]
         kernels.extend(_optimizer_kernels(opt, local_params, dp, z, spec, L))

@@ -95,13 +95,13 @@ _ELEMENTWISE = frozenset(
     "hardtanh_backward leaky_relu_backward elu_backward _unsafe_index_put rand randn "
     "uniform_ normal_ pixel_shuffle pixel_unshuffle col2im im2col".split()
 )
-_NORM_FLOPS_PER_ELEMENT = 5
+_NORM_FLOPS_PER_ELEMENT = 5  # the convention above; core.memlimited uses 5 for softmax forward
 # One launch of a contraction: (pass, m, n, k, batch, tensor bytes or None, style), style
 # 'gemm' (a GEMM pass), 'direct' (a depthwise convolution: direct kernel, memory-limited,
-# as core.layers models it) or 'transpose' (an NCHW <-> NHWC copy of `tensor bytes`).
-_Launch = tuple[
-    str, int, int, int, int, "float | None", str
-]  # convention above; core.memlimited uses 5 for softmax forward
+# as core.layers models it) or 'transpose' (an NCHW <-> NHWC copy of `tensor bytes`); or a
+# memory-bound kernel inside a composite operation: (pass, flops, 0, 0, 0, tensor bytes,
+# '<class>:<label>'), class 'elementwise' or 'statistical_normalization'.
+_Launch = tuple[str, int, int, int, int, "Bytes | None", str]
 
 
 @dataclass(frozen=True)
@@ -260,7 +260,7 @@ def _sdpa_gemms(args: Any, backward: bool, sizer: _Sizer) -> list[_Launch]:
     ]
 
 
-def _fused_gemms(name: str, args: Any, out: Any, pass_: str) -> list[_Launch]:
+def _fused_gemms(name: str, args: Any, out: Any, pass_: str, sizer: _Sizer) -> list[_Launch]:
     """GEMM launches of three composite kernels the dispatcher sees as one operation.
 
     - ``_grouped_mm`` (mixture-of-experts layers): A (tokens, K) x B (experts, K, N) with
@@ -271,8 +271,15 @@ def _fused_gemms(name: str, args: Any, out: Any, pass_: str) -> list[_Launch]:
       weights (4H, I) and (4H, H): the input projection for all steps, one GEMM of T B
       rows, and the recurrent product, T GEMMs of B rows (priced as a batch of T: the model
       lets them overlap, real steps run one after another); its backward does twice that.
-    - ``_native_multi_head_attention`` (nn.MultiheadAttention's inference fast path): the
-      QKV projection (3E x E), scores and context per head, and the output projection.
+    - ``_native_multi_head_attention`` (nn.MultiheadAttention's inference fast path): what
+      PyTorch's native_multi_head_attention runs on the CPU, and on CUDA unless it hands
+      the core to a fused scaled_dot_product_attention kernel (attention.cpp, attention.cu):
+      the QKV projection (3E x E); the bias add and 1/sqrt(d) scaling of Q into per-head
+      Q, K, V (_transform_bias_rescale_qkv); the scores per head; the softmax over them,
+      masked when a mask is given (turned into a boolean mask first when it is not one);
+      the context per head; its copy back to (B, L, E) order (transform_0213); the output
+      projection with its bias; and with ``need_weights`` and ``average_attn_weights`` the
+      probabilities summed over heads and divided by their number.
     """
     if name == "_grouped_mm":
         a, b = args[0], args[1]
@@ -299,9 +306,14 @@ def _fused_gemms(name: str, args: Any, out: Any, pass_: str) -> list[_Launch]:
             (pass_, batch, gates, hidden, steps, None, "gemm"),
         ]
         return launches * 2 if backward else launches
-    # _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, ...)
+    # _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight,
+    # qkv_bias, proj_weight, proj_bias, mask=None, need_weights=True,
+    # average_attn_weights=True, mask_type=None): the dispatcher leaves out trailing defaults
     q, k = args[0], args[1]
     embed, heads = int(args[3]), int(args[4])
+    mask = args[9] if len(args) > 9 else None
+    need_weights = bool(args[10]) if len(args) > 10 else True
+    average = bool(args[11]) if len(args) > 11 else True
     bsz, lq, lk = int(q.shape[0]), int(q.shape[1]), int(k.shape[1])
     d = embed // heads
     same = args[0] is args[1] is args[2]
@@ -311,12 +323,34 @@ def _fused_gemms(name: str, args: Any, out: Any, pass_: str) -> list[_Launch]:
         else [(pass_, bsz * lq, embed, embed, 1, None, "gemm"),
               (pass_, bsz * lk, 2 * embed, embed, 1, None, "gemm")]
     )  # fmt: skip
-    return [
-        *qkv,
+    rows = bsz * lq * embed  # elements of Q (and of the context)
+    scores = bsz * heads * lq * lk
+    f = Bytes(1.0)  # one floating-point element
+    # bias add on Q, K and V, scaling on Q: 4 operations per (q, k, v) element triple
+    launches: list[_Launch] = [
+        *qkv, (pass_, 4 * rows, 0, 0, 0, f * (6.0 * rows), "elementwise:bias_rescale"),
         (pass_, lq, lk, d, bsz * heads, None, "gemm"),  # Q K^T
+    ]  # fmt: skip
+    softmax = f * (2.0 * scores)  # read the scores, write the probabilities
+    if mask is not None:
+        if mask.dtype != sizer.torch.bool:
+            boolean = Bytes(0.0, float(mask.numel()))
+            launches.append((pass_, 0, 0, 0, 0, sizer(mask) + boolean, "elementwise:mask_to_bool"))
+        softmax = softmax + Bytes(0.0, float(mask.numel()))
+    launches += [
+        (pass_, _NORM_FLOPS_PER_ELEMENT * scores, 0, 0, 0, softmax,
+         "statistical_normalization:softmax"),
         (pass_, lq, d, lk, bsz * heads, None, "gemm"),  # P V
+        (pass_, 0, 0, 0, 0, f * (2.0 * rows), "elementwise:transform_0213"),
         (pass_, bsz * lq, embed, embed, 1, None, "gemm"),  # output projection
-    ]
+    ]  # fmt: skip
+    if need_weights and average:
+        averaged = bsz * lq * lk
+        launches += [
+            (pass_, scores, 0, 0, 0, f * (scores + averaged), "statistical_normalization:sum"),
+            (pass_, averaged, 0, 0, 0, f * (2.0 * averaged), "elementwise:divide"),
+        ]
+    return launches
 
 
 def _storage(t: Any) -> int:
@@ -376,7 +410,7 @@ def _classify(
     if name in ("_grouped_mm", "_native_multi_head_attention") or name.startswith(
         "mkldnn_rnn_layer"
     ):
-        g = _fused_gemms(name, args, out, pass_)
+        g = _fused_gemms(name, args, out, pass_, sizer)
         return (
             "gemm",
             "tensor_contraction",
@@ -541,6 +575,13 @@ def price_ops(
     for op in ops:
         if op.kind == "gemm":
             for pass_, m, n, k, batch, tb, style in op.gemms:
+                if ":" in style:  # a memory-bound kernel of a composite operation
+                    cls, label = style.split(":")
+                    name = f"{op.name}.{label}"
+                    passes.append(
+                        memory_pass(name, pass_, cls, float(m), _at(tb, d), g, d, op.count)
+                    )
+                    continue
                 if style == "transpose":
                     name = f"{op.name}.nchw_transpose"
                     passes.append(

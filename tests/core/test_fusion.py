@@ -156,7 +156,8 @@ def test_attention_rejects_tiny_sram():
 
 
 def test_launch_overhead_by_hand():
-    """10 kernels of 1 us with 5 us launches: 50 us eagerly, 10 us + one graph launch."""
+    """10 kernels of 1 us with 5 us launches: 50 us eagerly, 10 us + one graph launch (no
+    more than one eager launch on that host: 5 us)."""
     r = launch_overhead([1e-6] * 10, launch_overhead_s=5e-6)
     assert r.eager_time_s == pytest.approx(50e-6)
     assert r.work_time_s == pytest.approx(10e-6)
@@ -207,6 +208,21 @@ def test_a_cuda_graph_never_beats_the_kernels_own_time(elements):
     assert r.eager_time_unfused_s >= floor
     assert r.eager_time_fused_s >= r.time_fused_s * (1 - 1e-12)
     assert lo.launch_overhead_s == HOST_LAUNCH_OVERHEAD_S
+
+
+def test_one_graph_launch_constant_for_steps_and_chains():
+    """One CUDA graph launch is one cost (core.assumptions.CUDA_GRAPH_LAUNCH_S): a workload
+    step priced as a graph adds it once to its kernels' own time, and a chain of kernels
+    launched as a graph (core.fusion) adds the same, not the host's eager launch overhead."""
+    from dlperf_widgets.core.assumptions import CUDA_GRAPH_LAUNCH_S, HOST_LAUNCH_OVERHEAD_S
+    from dlperf_widgets.core.workload import price, workload
+
+    w = workload("llama-2-7b", phase="decode", batch=1)
+    step = price(w, "H100", timing="graph").step_s - price(w, "H100", timing="kernel").step_s
+    assert step == pytest.approx(CUDA_GRAPH_LAUNCH_S)
+    chain = launch_overhead([5e-6, 7e-6, 3e-6])
+    assert chain.graph_time_s - chain.work_time_s == pytest.approx(CUDA_GRAPH_LAUNCH_S)
+    assert CUDA_GRAPH_LAUNCH_S < HOST_LAUNCH_OVERHEAD_S
 
 
 @pytest.mark.parametrize(

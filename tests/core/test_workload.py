@@ -481,3 +481,68 @@ def test_eager_layout_is_validated():
     """An unknown eager_layout is refused with the kit's one-sentence message."""
     with pytest.raises(InvalidParameter, match="'eager_layout' must be one of"):
         workload(GPT, attention="eager", eager_layout="blocked")
+
+
+def test_weight_gradient_bytes_follow_each_precision_convention():
+    """A linear layer's weight-gradient GEMM reads its input (T x K) and output gradient
+    (T x N) and moves the K x N gradient: under torch.autocast it writes it in 16 bits and
+    the weight cast's backward converts it to the FP32 .grad (read 2 B, write 4 B); FP32
+    training writes 4 B; Megatron-LM's 16-bit model and the FP8 recipe accumulate into the
+    FP32 main_grad inside the GEMM (beta = 1: read and write 4 B each) and have no weight
+    cast backward. The memory view keeps one FP32 gradient per weight in every case."""
+    b, s, h = 2, 256, GPT.hidden
+    t, n, kin = b * s, 3 * h, h  # qkv_proj: 3h outputs from h inputs (no GQA)
+    for kw, act, grad, cast in (
+        ({"precision": "fp16", "autocast": True}, 2, 2, 6),
+        ({"precision": "fp32"}, 4, 4, None),
+        ({"precision": "bf16"}, 2, 8, None),
+        ({"precision": "fp8"}, 2, 8, None),
+    ):
+        w = workload(GPT, batch=b, seq=s, **kw)
+        k = {x.name: x for x in w.kernels}
+        assert k["qkv_proj wgrad"].bytes == t * kin * act + t * n * act + kin * n * grad, kw
+        if cast is None:
+            assert "qkv_proj weight cast backward" not in k, kw
+        else:
+            assert k["qkv_proj weight cast backward"].bytes == cast * n * kin
+        assert workload_memory(w).gradients_bytes == pytest.approx(4.0 * w.params_per_gpu)
+
+
+def test_softmax_backward_counts_its_math_once():
+    """Softmax backward, dx = y (dy - sum(dy y)) per row: a multiply, an add into the sum, a
+    subtract and a multiply, 4 operations per probability, core.memlimited's count; it reads
+    dy and y and writes dx: 3 x 2 B per probability in 16 bits, and under torch.autocast dy
+    and y in FP32 and dx in 16 bits (4 + 4 + 2 B)."""
+    from dlperf_widgets.core.memlimited import memory_op
+
+    b, s, heads = 2, 256, GPT.heads
+    pairs = b * heads * s * s
+    for autocast, per in ((False, 2 + 2 + 2), (True, 4 + 4 + 2)):
+        w = workload(GPT, batch=b, seq=s, attention="eager", causal=False, precision="fp16",
+                     autocast=autocast)  # fmt: skip
+        k = next(x for x in w.kernels if x.name == "softmax backward")
+        assert k.flops == pytest.approx(4.0 * pairs)
+        assert k.bytes == pytest.approx(per * pairs)
+    _, bwd = memory_op("softmax", elements=pairs, dtype="fp16", gpu="A100")
+    assert bwd.flops == pytest.approx(4.0 * pairs)
+    assert bwd.bytes == pytest.approx(6.0 * pairs)
+
+
+def test_fp8_keeps_eager_attention_core_in_bf16():
+    """Transformer Engine's FP8 recipes run the linear layers' GEMMs in FP8 and attention
+    in 16 bits: the batched products of eager attention (Q K^T, P V and their gradients) run
+    in BF16 and cost what they cost in a BF16 step, while the projections run in FP8."""
+    kw = {"batch": 1, "seq": 512, "attention": "eager"}
+    f8 = workload(GPT, precision="fp8", **kw)
+    bf = workload(GPT, precision="bf16", **kw)
+    core = ("scores Q K^T", "context P V", "scores Q K^T dgrad", "context P V wgrad")
+    dtypes = {k.name: k.dtype for k in f8.kernels}
+    assert dtypes["qkv_proj"] == "fp8_e4m3"
+    assert all(dtypes[name] == "bf16" for name in core)
+    t8 = dict(zip([k.name for k in f8.kernels], price(f8, "H100", isolated=True).times_s,
+                  strict=True))  # fmt: skip
+    tb = dict(zip([k.name for k in bf.kernels], price(bf, "H100", isolated=True).times_s,
+                  strict=True))  # fmt: skip
+    for name in core:
+        assert t8[name] == pytest.approx(tb[name], rel=1e-12)
+    assert t8["qkv_proj"] < tb["qkv_proj"]

@@ -66,3 +66,52 @@ def test_mha_fast_path_is_priced():
     expected = 2 * bsz * seq * 3 * embed * embed + 4 * bsz * seq * seq * embed
     expected += 2 * bsz * seq * embed * embed
     assert _gemm_flops(r) == pytest.approx(expected)
+
+
+def _memory_passes(result):
+    """The memory-bound kernels priced inside the fast path's one operation, by label."""
+    inside = "_native_multi_head_attention."
+    return {p.op.split(inside)[1]: p for p in result.ops if inside in p.op}
+
+
+def test_mha_fast_path_prices_its_softmax_and_copies():
+    """Beside its GEMMs the fast path runs memory-bound kernels (PyTorch's
+    native_multi_head_attention): the bias add and scaling of Q, K, V (read and write 3 B L E
+    values, 4 operations per triple), the softmax over B H L^2 scores (read and write them,
+    5 operations each), the copy of the context back to (B, L, E) order, and, as
+    need_weights is on by default, the probabilities summed over heads (read B H L^2, write
+    B L^2) and divided by H. FP32 here: 4 B per value, counted by hand."""
+    bsz, seq, embed, heads = 2, 10, 32, 4
+    mha = torch.nn.MultiheadAttention(embed, heads, batch_first=True).eval()
+    q = torch.randn(bsz, seq, embed)
+    r = analyze_module(mha, q, q, q, training=False)
+    mem = _memory_passes(r)
+    rows, scores, averaged = bsz * seq * embed, bsz * heads * seq * seq, bsz * seq * seq
+    assert mem["bias_rescale"].bytes == 6 * rows * 4
+    assert mem["bias_rescale"].flops == 4 * rows
+    assert mem["softmax"].bytes == 2 * scores * 4
+    assert mem["softmax"].flops == 5 * scores
+    assert mem["softmax"].op_class == "statistical_normalization"
+    assert mem["transform_0213"].bytes == 2 * rows * 4
+    assert mem["sum"].bytes == (scores + averaged) * 4
+    assert mem["divide"].bytes == 2 * averaged * 4
+    assert not r.unpriced_ops
+    with torch.no_grad():
+        lean = analyze_module(mha, q, q, q, need_weights=False, training=False)
+    assert set(_memory_passes(lean)) == {"bias_rescale", "softmax", "transform_0213"}
+
+
+def test_mha_fast_path_softmax_reads_its_mask():
+    """With a key-padding mask, nn.MultiheadAttention passes it on as a floating-point (B, L)
+    mask; the fast path turns it into a boolean mask (read 4 B, write 1 B per value) and the
+    masked softmax reads that byte beside the scores."""
+    bsz, seq, embed, heads = 2, 10, 32, 4
+    mha = torch.nn.MultiheadAttention(embed, heads, batch_first=True).eval()
+    q = torch.randn(bsz, seq, embed)
+    pad = torch.zeros(bsz, seq, dtype=torch.bool)
+    pad[:, -2:] = True
+    r = analyze_module(mha, q, q, q, key_padding_mask=pad, need_weights=False, training=False)
+    mem = _memory_passes(r)
+    scores = bsz * heads * seq * seq
+    assert mem["mask_to_bool"].bytes == bsz * seq * (4 + 1)
+    assert mem["softmax"].bytes == 2 * scores * 4 + bsz * seq
