@@ -29,7 +29,9 @@ from dlperf_widgets.core.memory import (
 )
 from dlperf_widgets.core.sparsity import compressed_weight_fraction, sparse_gemm
 from dlperf_widgets.core.tiles import tile_efficiency
+from dlperf_widgets.core.workload import workload_constants
 from dlperf_widgets.live.traces import measured_gemms, model_error_report
+from dlperf_widgets.live.workloads import load_workload_measurements
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -1017,6 +1019,14 @@ CLAIMS = [
     Claim("12", "07235f84", r"\*\*In short:\*\* (five): each", lambda: _delayed_saturating_steps()),
     Claim("12", "5bfa15fa", r"3\.35 = (\d+) FLOP/B", lambda: gpu("H100").ops_per_byte("fp8_e4m3")),
     Claim("13", "3f3858e2", r"The paper's ([\d.]+) % comes out exactly", lambda: _palm_mfu("mfu")),
+    # 13: how far to trust a step: the shipped whole-workload rows and the fitted constant
+    Claim("13", "trust-13", r"keeps (\d+) published", lambda: len(load_workload_measurements())),
+    Claim(
+        "13",
+        "trust-13",
+        r"came out at ([\d.]+)\.",
+        lambda: workload_constants("A100")["training_gemm_efficiency"].value,
+    ),
     Claim("13", "1422b478", r"NVLink's 450 GB/s: about (\d+) ms", lambda: _ring_ms(8, "NVLink4")),
     Claim("13", "1422b478", r"= ([\d.]+) GB at NVLink", lambda: _ring_bytes_gb(8)),
     Claim(
