@@ -144,40 +144,39 @@ def test_models_cite_their_source():
     assert all(s.source for s in MODELS.values())
 
 
-# NVIDIA NeMo Framework user guide, "Llama-2 Results", inference configuration 1: batch 1 or
-# 8, 128 input tokens, 20 output tokens, one GPU (TP = PP = 1): average latency in ms.
-NEMO_LLAMA2_7B_MS = {
-    ("A100-SXM4-80GB", 1): 234.0,
-    ("A100-SXM4-80GB", 8): 329.5,
-    ("H100-SXM", 1): 153.8,
-    ("H100-SXM", 8): 199.2,
-}
+# pytorch-labs/gpt-fast README, "Benchmarks" (A100 80GB power-limited to 330 W, batch 1, a
+# 5-token prompt and 200 new tokens): decode tokens/s in bf16. Nothing in the kit is fitted to
+# these two rows (its int8 and int4 rows set the quantised kernels' bandwidth).
+GPT_FAST_BF16_TOKENS_PER_S = {"llama-2-7b": 104.9, "llama-3-8b": 93.89}
 
 
-def _latency(gpu_name, batch):
+def _tokens_per_s(model):
     from dlperf_widgets.core.inference import generation_latency_s
 
-    return generation_latency_s("llama-2-7b", gpu=gpu_name, batch=batch, prompt_len=128,
-                                output_len=20)  # fmt: skip
+    new = 200
+    return new / generation_latency_s(model, gpu="A100-SXM4-80GB", batch=1, prompt_len=5,
+                                      output_len=new)  # fmt: skip
 
 
-def test_published_latencies_bound_the_prediction():
-    """The published end-to-end latencies (which include the serving software's overheads)
-    are longer than the model's prediction, by less than 2.5x."""
-    for (g, b), ms in NEMO_LLAMA2_7B_MS.items():
-        ratio = ms * 1e-3 / _latency(g, b)
-        assert 1.0 < ratio < 2.5, (g, b, ratio)
+def test_published_decode_rates_are_reproduced():
+    """gpt-fast's published bf16 decode rates on an A100, within 5 %, and their ratio (the
+    larger embedding and head of Llama-3-8B cost it about a tenth) within 3 %."""
+    for model, published in GPT_FAST_BF16_TOKENS_PER_S.items():
+        assert _tokens_per_s(model) == pytest.approx(published, rel=0.05), model
+    pub = GPT_FAST_BF16_TOKENS_PER_S
+    ratio = _tokens_per_s("llama-3-8b") / _tokens_per_s("llama-2-7b")
+    assert ratio == pytest.approx(pub["llama-3-8b"] / pub["llama-2-7b"], rel=0.03)
 
 
-def test_published_gpu_and_batch_ratios():
-    """Relative figures the model must reproduce from the published table: A100 vs H100 at
-    batch 1 (published 1.52x) within 15 %, and batch 8 vs batch 1 on each GPU (published
-    1.41x and 1.30x) within 20 %: decode streams the weights once whatever the batch."""
-    gpu_ratio = _latency("A100-SXM4-80GB", 1) / _latency("H100-SXM", 1)
-    assert gpu_ratio == pytest.approx(234.0 / 153.8, rel=0.15)
+def test_batching_shares_the_pass_over_the_weights():
+    """Eight sequences decode in well under eight times one sequence's time (the step reads
+    the weights once whatever the batch), on an A100 and an H100."""
+    from dlperf_widgets.core.inference import generation_latency_s
+
     for g in ("A100-SXM4-80GB", "H100-SXM"):
-        published = NEMO_LLAMA2_7B_MS[(g, 8)] / NEMO_LLAMA2_7B_MS[(g, 1)]
-        assert _latency(g, 8) / _latency(g, 1) == pytest.approx(published, rel=0.2), g
+        one = generation_latency_s("llama-2-7b", gpu=g, batch=1, prompt_len=128, output_len=20)
+        eight = generation_latency_s("llama-2-7b", gpu=g, batch=8, prompt_len=128, output_len=20)
+        assert one < eight < 2 * one, g
 
 
 def test_phase_gemms_are_the_guides_gemms():
