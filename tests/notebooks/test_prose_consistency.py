@@ -985,6 +985,19 @@ CLAIMS = [
         r"came out at ([\d.]+)\.",
         lambda: workload_constants("A100")["training_gemm_efficiency"].value,
     ),
+    # 02: the power limit of an H100's Tensor Cores
+    Claim(
+        "02",
+        "c4a1e007",
+        r"base clock, (\d+) % of the clock",
+        lambda: 100 * achievable(gpu("H100-SXM"), "bf16").clock_fraction,
+    ),
+    Claim(
+        "02",
+        "c4a1e007",
+        r"after its first ([\d.]+) ms",
+        lambda: achievable(gpu("H100-SXM"), "bf16").burst_s * 1e3,
+    ),
     # 11: the model against gpt-fast's published decode rates
     Claim(
         "11",
