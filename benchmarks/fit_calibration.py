@@ -63,6 +63,12 @@ PARAMETERS: dict[tuple[str, str, str, str], tuple[np.ndarray, tuple[str, ...]]] 
     # the long GEMMs of both Hopper tables against their short ones: the clock a 700 W board
     # holds under Tensor Core load
     ("hopper", "tensor", "*", "sm_watts_per_ghz3"): (_TENSOR_WATTS, ("xla", "aiconfigurator")),
+    # Ada boards under Tensor Core load, from published sustained loops: the L4 on its own;
+    # the RTX 4090 is not held back (the fit's optimum is 0; achievable.csv keeps the largest
+    # value at which it holds its boost clock, for the other AD102 boards)
+    ("L4", "tensor", "*", "sm_watts_per_ghz3"): (_TENSOR_WATTS, ("zzc0721_l4",)),
+    ("ada", "tensor", "*", "sm_watts_per_ghz3"): (_TENSOR_WATTS, ("zzc0721_rtx-4090",)),
+    ("RTX-4090", "tensor", "*", "math_fraction"): (_FRACTIONS, ("zzc0721_rtx-4090",)),
     ("hopper", "tensor", "fp8_e4m3", "epilogue_k"): (_EPILOGUE, ("aiconfigurator",)),
     ("hopper", "cuda", "fp32", "math_fraction"): (_FRACTIONS, ("neusight_h100",)),
     # the host's launch overhead of one eager PyTorch call, each NeuSight host on its own

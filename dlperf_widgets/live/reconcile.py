@@ -237,9 +237,11 @@ def reconcile_gemm(
     context: str = DEFAULT_CONTEXT,
     cache: str = DEFAULT_CACHE,
     quantize: str = "none",
+    sustained: bool = False,
 ) -> Reconciliation:
     """:func:`reconcile` for a GEMM given by its sizes (the model is run here), in the timing
-    context, cache state and FP8 recipe the measurement was taken in (like with like).
+    context, cache state, power state (``sustained``: the board already at its power limit)
+    and FP8 recipe the measurement was taken in (like with like).
 
     >>> r = reconcile_gemm(8192, 8192, 8192, dtype="fp16", gpu="A100")
     >>> r.roofline_time_s <= r.predicted_time_s
@@ -256,6 +258,7 @@ def reconcile_gemm(
         context=context,
         cache=cache,
         quantize=quantize,
+        sustained=sustained,
     )
     return reconcile(model, measured_time_s)
 

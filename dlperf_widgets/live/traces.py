@@ -8,7 +8,9 @@ File format (:data:`SCHEMA` is written at the top of every file):
 
 - lines starting with ``#!`` carry provenance, one ``key: value`` per line: ``gpu`` (the
   database name the model used), ``device_name`` (as the driver reports it), ``driver``,
-  ``cuda``, ``cudnn``, ``torch``, ``date`` (UTC, ISO 8601), ``timer`` (how it was timed);
+  ``cuda``, ``cudnn``, ``torch``, ``date`` (UTC, ISO 8601), ``timer`` (how it was timed),
+  ``context`` and ``cache`` (the rows' defaults), ``power`` ('sustained' when a loop of calls
+  kept the board at its power limit; default 'idle');
 - other lines starting with ``#`` are comments;
 - then a CSV header and one row per measurement, with the columns of :data:`COLUMNS`.
 """
@@ -131,6 +133,10 @@ SCHEMA = """\
 """
 
 _DATA = "data"
+# a trace's power state (provenance 'power'): 'idle', every kernel starts on an idle board (it
+# may run at the boost clock for a while: core.calibration.boost_burst_s), or 'sustained', a
+# loop of calls kept the board at its power limit (gemm_sweep(sustained=True))
+POWER_STATES = ("idle", "sustained")
 
 
 @dataclass(frozen=True)
@@ -262,6 +268,7 @@ def parse_trace(text: str, name: str = "trace") -> Trace:
         raise DlperfError(f"trace {name!r} lacks the column(s) {', '.join(missing)}")
     default_context = check_context(provenance.get("context") or DEFAULT_CONTEXT)
     default_cache = check_choice("cache", provenance.get("cache") or DEFAULT_CACHE, CACHE_STATES)
+    power = check_choice("power", provenance.get("power") or "idle", POWER_STATES)
     rows = []
     try:
         for number, raw in enumerate(reader, 1):
@@ -269,6 +276,7 @@ def parse_trace(text: str, name: str = "trace") -> Trace:
                 row = {c: _parse_value(c, raw.get(c) or "") for c in COLUMNS}
                 row["context"] = check_context(row["context"] or default_context)
                 row["cache"] = check_choice("cache", row["cache"] or default_cache, CACHE_STATES)
+                row["power"] = power
             except DlperfError as exc:
                 raise DlperfError(f"trace {name!r}, row {number}: {exc}") from None
             for extra in set(raw) - set(COLUMNS):
@@ -386,14 +394,16 @@ def _gemm_rows(trace: Trace, suite: str | None, dtype: str | None) -> list[dict[
 
 def model_options(row: Mapping[str, Any]) -> dict[str, Any]:
     """How the model must be run to compare like with like with a measured row: its beta,
-    timing context, cache state and (FP8 layers) activation quantisation (``params``
-    'quantize=...')."""
+    timing context, cache state, power state (the provenance line 'power': 'sustained' when a
+    loop of calls kept the board at its power limit, else each kernel starts from idle) and
+    (FP8 layers) activation quantisation (``params`` 'quantize=...')."""
     params = dict(p.split("=", 1) for p in str(row.get("params") or "").split(";") if "=" in p)
     return {
         "beta": float(row.get("beta") or 0.0),
         "context": row.get("context") or DEFAULT_CONTEXT,
         "cache": row.get("cache") or DEFAULT_CACHE,
         "quantize": params.get("quantize", "none"),
+        "sustained": row.get("power") == "sustained",
     }
 
 

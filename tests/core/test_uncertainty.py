@@ -46,7 +46,9 @@ def test_bands_cover_the_stated_share_of_held_out_rows():
     """Bands built from a random half of the shipped traces' GEMMs hold about the stated
     share (80 %) of the other half. Over 6 random splits: on average within 4 points, every
     split within 8 points, and each (architecture, dtype class) on average within 8 points
-    (a class holds 80 to 230 held-out rows: a binomial spread of 3 to 5 points)."""
+    (a class holds 80 to 230 held-out rows: a binomial spread of 3 to 5 points; a class of
+    fewer than 40, such as the 16 sustained-loop GEMMs of two Ada boards, spreads by more than
+    8 points by chance alone and is left out of that last check)."""
     res = trace_residuals()
     n = res["measured_time_s"].size
     assert n >= 500
@@ -70,7 +72,8 @@ def test_bands_cover_the_stated_share_of_held_out_rows():
             lo, hi = band_ratios(table, arch, dcl, codes[sel], res["predicted_time_s"][sel])
             ratio = res["measured_time_s"][sel] / res["predicted_time_s"][sel]
             inside[sel] = (ratio >= lo) & (ratio <= hi)
-            by_class.setdefault((arch, dcl), []).append(inside[sel].mean())
+            if sel.sum() >= 40:
+                by_class.setdefault((arch, dcl), []).append(inside[sel].mean())
         totals.append(inside[test].mean())
         assert abs(totals[-1] - COVERAGE) <= 0.08, (seed, totals[-1])
     assert abs(np.mean(totals) - COVERAGE) <= 0.04, totals
