@@ -312,7 +312,16 @@ def set_points(
             # a light box keeps a label readable over the roof and measured points
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
             # a thin leader ties a label moved away from a crowded point back to it
-            arrowprops={"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 5},
+            # (patchA None: the line runs under the label's box instead of being clipped to
+            # it, which costs a Bezier split per label on every draw)
+            arrowprops={
+                "arrowstyle": "-",
+                "color": "0.55",
+                "lw": 0.6,
+                "shrinkA": 0,
+                "shrinkB": 5,
+                "patchA": None,
+            },
         )
         for a in (p, t):
             a.set_animated(animated)

@@ -313,6 +313,9 @@ class StepTimeCalculator(Explorer):
         )
         if self._artists is None:
             self._artists = plot_step_timeline(r, self.view.ax)
+            # the legend below the axes never changes: its pixels are kept and pasted
+            # (FigureView), not laid out again on every full draw
+            self.view.set_dynamic([self._artists.legend])
         else:
             update_step_timeline(self._artists, r)
         self.view.redraw(full=True)
