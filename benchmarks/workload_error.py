@@ -2,8 +2,8 @@
 
 Prices every row of ``dlperf_widgets/live/data/workloads/e2e_workloads.csv`` (training
 throughput and step times, prefill times, decode rates, attention kernel times, training
-memory; each with its source) and prints the median, 90th-percentile and worst relative error per kind, the
-rows more than 2x off, and each row with ``--rows``. Also times the pricing of a 96-layer
+memory; each with its source) and prints the median, 90th-percentile and worst relative
+error per kind, the rows more than 2x off, and each row with ``--rows``. Also times the pricing of a 96-layer
 model's training step (target: under 50 ms).
 
     python benchmarks/workload_error.py [--rows] [--json]

@@ -1030,15 +1030,9 @@ def workload(
                 kernels.extend(_backward_of(k, act, wgrad_bytes))
         if mbs > 1:
             kernels = [replace(k, count=k.count * mbs) for k in kernels]
-        kernels.extend(_optimizer_kernels(opt, local_params, dp, z, spec, L))
-        if prec in ("fp16", "bf16") and not autocast:
-            # the 16-bit model's weights come from the FP32 master copy once per step
-            # (Megatron-LM's mixed-precision optimizer copies main params to model params;
-            # FSDP casts its FP32 shard before the all-gather): read 4 B, write 2 B each
-            shard = local_params / (dp if z >= 1 else 1)
-            kernels.append(Kernel(name="16-bit weight copy", path="*", pass_="optimizer",
-                                  kind="optimizer", dtype="fp32", flops=shard,
-                                  bytes=6.0 * shard))  # fmt: skip
+        kernels.extend(_optimizer_kernels(opt, local_params, dp, z, spec, L,
+                                          sixteen_bit_model=prec in ("fp16", "bf16")
+                                          and not autocast))  # fmt: skip
         # gradients are reduced in the activations' width (PyTorch DDP / FSDP with 16-bit
         # parameters) unless grad_bytes says otherwise (Megatron can reduce in FP32)
         gbytes = float(gb) if gb is not None else (2.0 if act < 4 else 4.0)
@@ -1136,9 +1130,20 @@ def _local_params(spec: LlmSpec, experts: int, tp: int, pp: int, ep: int) -> flo
 
 
 def _optimizer_kernels(
-    opt: str, local_params: float, dp: int, zero: int, spec: LlmSpec, layers: int
-) -> list[Kernel]:
+    opt: str, local_params: float, dp: int, zero: int, spec: LlmSpec, layers: int,
+    sixteen_bit_model: bool = False,
+) -> list[Kernel]:  # fmt: skip
     shard = local_params / (dp if zero >= 1 else 1)
+    # A 16-bit model's weights come from the FP32 master copy once per step (Megatron-LM's
+    # mixed-precision optimizer copies main params to model params; FSDP casts its FP32
+    # shard before the all-gather): read 4 B, write 2 B each
+    copy = [Kernel(name="16-bit weight copy", path="*", pass_="optimizer", kind="optimizer",
+                   dtype="fp32", flops=shard, bytes=6.0 * shard)] if sixteen_bit_model else []  # fmt: skip
+    return _optimizer_update(opt, shard, spec, layers) + copy
+
+
+def _optimizer_update(opt: str, shard: float, spec: LlmSpec, layers: int) -> list[Kernel]:
+    """The optimizer's update kernels over ``shard`` weights."""
     fl, by = {
         "sgd": (_SGD_FLOPS, _SGD_BYTES),
         "adafactor": (_ADAFACTOR_FLOPS, _ADAFACTOR_BYTES),
@@ -1619,8 +1624,9 @@ def price(
 
     - GEMMs: the kit's GEMM model (:func:`~.gemm.gemm_sweep`), one vectorised call, at the
       sustained clock (a step is one turn of a loop that keeps the GPU busy, so a
-      power-limited board is at its limit, not bursting from idle); a weight-only quantised GEMM streams its packed weights at the quantised kernels'
-      achievable bandwidth and does its math at their efficiency.
+      power-limited board is at its limit, not bursting from idle); a weight-only quantised
+      GEMM streams its packed weights at the quantised kernels' achievable bandwidth and
+      does its math at their efficiency.
     - Attention: fused kernels at a fraction of the Tensor Core peak per implementation and
       architecture, their IO at the achievable bandwidth; decode attention streams the cache.
     - Memory-bound kernels, casts and the optimizer: the achievable DRAM bandwidth of
@@ -1650,7 +1656,7 @@ def price(
     nics = npn if nics_per_node is None else check_int(
         "nics_per_node", nics_per_node, allow_array=False, maximum=1024)  # fmt: skip
     overlap = check_bool("overlap", overlap)
-    in_step = w.phase == "training" and not check_bool("isolated", isolated)
+    in_step = not check_bool("isolated", isolated) and w.phase == "training"
     intra, inter = default_links(g)
     if intra_link is not None:
         intra = interconnect(intra_link)
